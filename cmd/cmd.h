@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What every command shares: exit codes, global options, messages, output. */
+#ifndef INTEGRITYCTL_CMD_H
+#define INTEGRITYCTL_CMD_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <popt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "libintegrity.h"
+
+/* Exit codes, shared by every command. */
+enum {
+	EXIT_CLEAN = 0,		/* success, nothing wrong found */
+	EXIT_BAD = 1,		/* integrity errors found */
+	EXIT_USAGE = 2,		/* usage error, bad input */
+	EXIT_FAIL = 3,		/* operational failure */
+	EXIT_INTERRUPTED = 4,	/* interrupted, state saved */
+};
+
+struct global_options {
+	int json;
+	int raw;
+	int noheadings;
+	char *output;		/* -o COLUMNS */
+	char *sysfs_root;
+	int quiet;
+	int verbose;
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+extern struct global_options gopt;
+/* Included in every command's popt table. */
+extern struct poptOption global_option_table[];
+
+#define GLOBAL_OPTIONS \
+	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, global_option_table, 0, "Global options:", NULL }
+
+/* "integrityctl: OBJECT: what failed: why"; why from a negative or positive errno
+ * (0: none).  Return the exit code so that callers can `return fail(...)`. */
+int fail(int code, const char *object, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* popt helpers: a context for argv, parsed; on a popt error print it and
+ * return EXIT_USAGE.  Returns 0 and sets *ctx otherwise. */
+int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,
+		  const struct poptOption *table, const char *usage);
+
+/* Parse numbers with an optional binary suffix (K, M, G, T, P; KiB etc.). */
+int parse_u64(const char *s, uint64_t *v);
+int parse_size(const char *s, uint64_t *v);
+/* Human-readable size, as lsblk prints it: 512, 64M, 1.5G. */
+const char *format_size(uint64_t bytes, char *buf, size_t len);
+
+/* Options that describe protection information (pi_options.c), shared by
+ * pi and scrub. */
+struct pi_options {
+	char *format;
+	char *interval;
+	char *metadata_size;
+	char *position;
+	char *seed;
+	char *app_tag;
+	char *pi_file;
+};
+extern struct pi_options pi_opts;
+extern struct poptOption pi_option_table[];
+/* Fill params from the options; without --format, default_profile (NULL:
+ * leave params->profile NULL, and refuse the other options). */
+int pi_options_parse(struct integrity_pi_params *params, const char *default_profile);
+
+/* scols_line_set_data() with printf formatting (libsmartcols 2.38 has none). */
+struct libscols_line;
+int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Small streaming JSON writer (json.c). */
+struct json {
+	FILE *out;
+	int depth;
+	bool first[32];
+};
+void json_open(struct json *j, FILE *out);
+void json_close(struct json *j);
+void json_object_begin(struct json *j, const char *key);
+void json_object_end(struct json *j);
+void json_array_begin(struct json *j, const char *key);
+void json_array_end(struct json *j);
+void json_string(struct json *j, const char *key, const char *value);
+void json_u64(struct json *j, const char *key, uint64_t value);
+void json_bool(struct json *j, const char *key, bool value);
+void json_hex(struct json *j, const char *key, uint64_t value);
+void json_double(struct json *j, const char *key, double value);
+void json_escape(FILE *out, const char *s);
+
+int cmd_pi(int argc, const char **argv);
+int cmd_scrub(int argc, const char **argv);
+int cmd_set(int argc, const char **argv);
+int cmd_show(int argc, const char **argv);
+int cmd_status(int argc, const char **argv);
+
+#endif

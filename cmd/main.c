@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* integrityctl: the dispatch table and the global options. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+struct global_options gopt;
+
+struct poptOption global_option_table[] = {
+	{ "json", 'J', POPT_ARG_NONE, &gopt.json, 0, "use JSON output format", NULL },
+	{ "output", 'o', POPT_ARG_STRING, &gopt.output, 0, "output columns (see the command's --help)", "COLUMNS" },
+	{ "noheadings", 'n', POPT_ARG_NONE, &gopt.noheadings, 0, "don't print headings", NULL },
+	{ "raw", 'r', POPT_ARG_NONE, &gopt.raw, 0, "use the raw output format", NULL },
+	{ "sysfs-root", '\0', POPT_ARG_STRING, &gopt.sysfs_root, 0, "read another sysfs tree", "DIR" },
+	{ "quiet", 'q', POPT_ARG_NONE, &gopt.quiet, 0, "print only errors", NULL },
+	{ "verbose", 'v', POPT_ARG_NONE, &gopt.verbose, 0, "say more", NULL },
+	POPT_TABLEEND
+};
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, const char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "status", cmd_status, "list block devices with their integrity state" },
+	{ "show", cmd_show, "everything known about one device's protection" },
+	{ "set", cmd_set, "change the kernel's read-verify / write-generate policy" },
+	{ "scrub", cmd_scrub, "check every block of a device, partition or image" },
+	{ "pi", cmd_pi, "generate, verify or corrupt protection information in files" },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: integrityctl [OPTIONS] COMMAND [ARGS...]\n\n"
+	      "Show and manage block-device data integrity (T10 PI, DIF/DIX, NVMe PI).\n\n"
+	      "Commands:\n", out);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nGlobal options (before or after the command):\n"
+	      "  -J, --json              use JSON output format\n"
+	      "  -o, --output COLUMNS    output columns\n"
+	      "  -n, --noheadings        don't print headings\n"
+	      "  -r, --raw               use the raw output format\n"
+	      "      --sysfs-root DIR    read another sysfs tree\n"
+	      "  -q, --quiet             print only errors\n"
+	      "  -v, --verbose           say more\n"
+	      "  -V, --version           print the version\n"
+	      "  -h, --help              print this help\n\n"
+	      "Run 'integrityctl COMMAND --help' for a command's options.\n"
+	      "Exit status: 0 clean, 1 integrity errors found, 2 usage error,\n"
+	      "3 operational failure, 4 interrupted with state saved.\n", out);
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (lb >= sizeof(prev) / sizeof(prev[0]))
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
+	}
+	return prev[lb];
+}
+
+static const char *nearest_command(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		size_t d = edit_distance(name, commands[i].name);
+		if (strncmp(name, commands[i].name, strlen(name)) == 0)
+			d = 1;
+		if (d < best_d) {
+			best_d = d;
+			best = commands[i].name;
+		}
+	}
+	return best;
+}
+
+int main(int argc, const char **argv)
+{
+	int version = 0, help = 0;
+	struct poptOption table[] = {
+		{ "version", 'V', POPT_ARG_NONE, &version, 0, NULL, NULL },
+		{ "help", 'h', POPT_ARG_NONE, &help, 0, NULL, NULL },
+		{ "usage", '\0', POPT_ARG_NONE, &help, 0, NULL, NULL },
+		GLOBAL_OPTIONS,
+		POPT_TABLEEND
+	};
+	poptContext ctx = poptGetContext("integrityctl", argc, argv, table, POPT_CONTEXT_POSIXMEHARDER);
+	int rc;
+
+	while ((rc = poptGetNextOpt(ctx)) > 0)
+		;
+	if (rc < -1) {
+		fprintf(stderr, "integrityctl: %s: %s\n", poptBadOption(ctx, 0), poptStrerror(rc));
+		fputs("Try 'integrityctl --help'.\n", stderr);
+		poptFreeContext(ctx);
+		return EXIT_USAGE;
+	}
+	if (version) {
+		printf("integrityctl %s (libintegrity %s, crc %s)\n", PACKAGE_VERSION,
+		       integrity_version(), integrity_crc_implementation());
+		poptFreeContext(ctx);
+		return EXIT_CLEAN;
+	}
+
+	const char **rest = poptGetArgs(ctx);
+	if (help || !rest || !rest[0]) {
+		usage(help ? stdout : stderr);
+		poptFreeContext(ctx);
+		return help ? EXIT_CLEAN : EXIT_USAGE;
+	}
+
+	int nrest = 0;
+	while (rest[nrest])
+		nrest++;
+	/* Copied: the command's own popt context outlives this one. */
+	const char **cargv = calloc((size_t)nrest + 1, sizeof(*cargv));
+	if (!cargv)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating arguments");
+	for (int i = 0; i < nrest; i++)
+		cargv[i] = rest[i];
+
+	int ret = -1;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cargv[0], commands[i].name) == 0)
+			ret = commands[i].fn(nrest, cargv);
+	if (ret < 0) {
+		const char *near = nearest_command(cargv[0]);
+		fprintf(stderr, "integrityctl: '%s' is not a command.", cargv[0]);
+		if (near)
+			fprintf(stderr, " Did you mean '%s'?", near);
+		fputs(" See 'integrityctl --help'.\n", stderr);
+		ret = EXIT_USAGE;
+	}
+	free(cargv);
+	poptFreeContext(ctx);
+	return ret;
+}

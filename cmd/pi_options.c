@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The options that describe protection information, for pi and scrub. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cmd.h"
+
+struct pi_options pi_opts;
+
+struct poptOption pi_option_table[] = {
+	{ "format", 'f', POPT_ARG_STRING, &pi_opts.format, 0,
+	  "protection profile (pi: default T10-DIF-TYPE1-CRC)", "PROFILE" },
+	{ "interval", 'i', POPT_ARG_STRING, &pi_opts.interval, 0,
+	  "protection interval in bytes (default 512)", "N" },
+	{ "metadata-size", 'm', POPT_ARG_STRING, &pi_opts.metadata_size, 0,
+	  "metadata bytes per block (default: the tuple size)", "M" },
+	{ "pi-position", '\0', POPT_ARG_STRING, &pi_opts.position, 0,
+	  "where the tuple sits in the metadata", "first|last" },
+	{ "seed", '\0', POPT_ARG_STRING, &pi_opts.seed, 0, "reference tag of block 0 (default 0)", "LBA" },
+	{ "app-tag", '\0', POPT_ARG_STRING, &pi_opts.app_tag, 0,
+	  "application tag, and the bits of it to check (default: 0, unchecked)", "V[/MASK]" },
+	{ "pi-file", 'p', POPT_ARG_STRING, &pi_opts.pi_file, 0,
+	  "metadata in a separate file (DIX layout)", "FILE" },
+	POPT_TABLEEND
+};
+
+int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
+{
+	uint64_t v;
+	const char *name = pi_opts.format ? pi_opts.format : default_profile;
+
+	memset(p, 0, sizeof(*p));
+	if (!name) {
+		if (pi_opts.interval || pi_opts.metadata_size || pi_opts.position || pi_opts.seed ||
+		    pi_opts.app_tag || pi_opts.pi_file)
+			return fail(EXIT_USAGE, NULL, 0, "describe the protection with --format PROFILE");
+		return 0;
+	}
+	p->profile = integrity_profile_by_name(name);
+	if (!p->profile)
+		return fail(EXIT_USAGE, NULL, 0, "unknown profile '%s' (see 'integrityctl pi --help')",
+			    name);
+	if (!integrity_profile_tuple_size(p->profile))
+		return fail(EXIT_USAGE, NULL, 0, "profile '%s' carries no protection information", name);
+
+	p->interval = 512;
+	if (pi_opts.interval) {
+		if (parse_size(pi_opts.interval, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1)))
+			return fail(EXIT_USAGE, NULL, 0,
+				    "--interval '%s': must be a power of two from 512 to 1M",
+				    pi_opts.interval);
+		p->interval = (uint32_t)v;
+	}
+	if (pi_opts.metadata_size) {
+		unsigned tuple = integrity_profile_tuple_size(p->profile);
+		if (parse_u64(pi_opts.metadata_size, &v) < 0 || v < tuple || v > p->interval)
+			return fail(EXIT_USAGE, NULL, 0,
+				    "--metadata-size '%s': must be from %u (the %s tuple) to the interval",
+				    pi_opts.metadata_size, tuple, integrity_profile_name(p->profile));
+		p->metadata_size = (uint32_t)v;
+	}
+	if (pi_opts.position) {
+		if (strcmp(pi_opts.position, "first") == 0)
+			p->pi_position = INTEGRITY_PI_FIRST;
+		else if (strcmp(pi_opts.position, "last") == 0)
+			p->pi_position = INTEGRITY_PI_LAST;
+		else
+			return fail(EXIT_USAGE, NULL, 0, "--pi-position '%s': use first or last",
+				    pi_opts.position);
+	}
+	if (pi_opts.seed && parse_u64(pi_opts.seed, &p->seed) < 0)
+		return fail(EXIT_USAGE, NULL, 0, "--seed '%s': not a number", pi_opts.seed);
+	if (pi_opts.app_tag) {
+		char tag_s[32], *slash;
+		uint64_t tag, mask = 0xFFFF;
+		snprintf(tag_s, sizeof(tag_s), "%s", pi_opts.app_tag);
+		slash = strchr(tag_s, '/');
+		if (slash)
+			*slash = '\0';
+		if (parse_u64(tag_s, &tag) < 0 || tag > 0xFFFF ||
+		    (slash && (parse_u64(slash + 1, &mask) < 0 || mask > 0xFFFF)))
+			return fail(EXIT_USAGE, NULL, 0, "--app-tag: use V or V/MASK, 16-bit values");
+		p->app_tag = (uint16_t)tag;
+		p->app_mask = (uint16_t)mask;
+	}
+	p->layout = pi_opts.pi_file ? INTEGRITY_LAYOUT_DIX : INTEGRITY_LAYOUT_DIF;
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* integrityctl set DEVICE read-verify=on|off write-generate=on|off */
+#include "config.h"
+
+#include <string.h>
+
+#include "cmd.h"
+
+static int parse_switch(const char *value, int *out)
+{
+	static const char *const on[] = { "on", "1", "yes", "true" };
+	static const char *const off[] = { "off", "0", "no", "false" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
+		if (strcmp(value, on[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcmp(value, off[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int cmd_set(int argc, const char **argv)
+{
+	struct poptOption table[] = {
+		GLOBAL_OPTIONS,
+		POPT_AUTOHELP
+		POPT_TABLEEND
+	};
+	static const char usage[] = "DEVICE read-verify=on|off write-generate=on|off";
+	struct integrity_context *ctx = NULL;
+	struct integrity_device *dev = NULL;
+	int read_verify = -1, write_generate = -1, r, ret;
+	poptContext pc;
+
+	r = parse_options(&pc, "integrityctl set", argc, argv, table, usage);
+	if (r)
+		return r;
+	const char **args = poptGetArgs(pc);
+	if (!args || !args[0] || !args[1]) {
+		fprintf(stderr, "integrityctl: set: usage: %s\n", usage);
+		poptFreeContext(pc);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 1; args[i]; i++) {
+		const char *eq = strchr(args[i], '=');
+		int *slot = NULL;
+		if (eq && strncmp(args[i], "read-verify", (size_t)(eq - args[i])) == 0 &&
+		    eq - args[i] == 11)
+			slot = &read_verify;
+		else if (eq && strncmp(args[i], "write-generate", (size_t)(eq - args[i])) == 0 &&
+			 eq - args[i] == 14)
+			slot = &write_generate;
+		if (!slot || parse_switch(eq + 1, slot) < 0) {
+			ret = fail(EXIT_USAGE, NULL, 0, "'%s': use read-verify=on|off or write-generate=on|off",
+				   args[i]);
+			poptFreeContext(pc);
+			return ret;
+		}
+	}
+
+	const char *name = args[0];
+	r = integrity_context_new(&ctx, gopt.sysfs_root);
+	if (r == 0)
+		r = integrity_device_new(ctx, name, &dev);
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, name, r == -ENODEV ? 0 : r,
+			   r == -ENODEV ? "no such block device" : "cannot look up");
+		goto out;
+	}
+	r = integrity_device_set_policy(dev, read_verify, write_generate);
+	if (r == -EINVAL) {
+		ret = fail(EXIT_USAGE, name, 0, "the policy belongs to the whole disk: use %s",
+			   integrity_device_disk_name(dev));
+		goto out;
+	}
+	if (r == -EOPNOTSUPP) {
+		ret = fail(EXIT_FAIL, name, 0, "has no integrity profile: nothing to verify or generate");
+		goto out;
+	}
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, name, r, "cannot change the integrity policy");
+		goto out;
+	}
+	struct integrity_kernel_state st;
+	integrity_device_kernel_state(dev, &st);
+	if (!gopt.quiet)
+		printf("%s: %s, read-verify=%s, write-generate=%s\n", integrity_device_name(dev),
+		       st.format, st.read_verify ? "on" : "off", st.write_generate ? "on" : "off");
+	ret = EXIT_CLEAN;
+out:
+	integrity_device_free(dev);
+	integrity_context_free(ctx);
+	poptFreeContext(pc);
+	return ret;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* integrityctl show DEVICE: everything known about one device's protection,
+ * raw values and their meaning side by side. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cmd.h"
+
+/* One writer for both outputs: JSON keys are the human labels; a decoded
+ * meaning goes to "<key>_text" in JSON and beside the value for people. */
+struct out {
+	bool json;
+	struct json j;
+};
+
+static void section_begin(struct out *o, const char *name)
+{
+	if (o->json)
+		json_object_begin(&o->j, name);
+	else
+		printf("%s:\n", name);
+}
+
+static void section_end(struct out *o)
+{
+	if (o->json)
+		json_object_end(&o->j);
+}
+
+static void field_str(struct out *o, const char *key, const char *value)
+{
+	if (o->json)
+		json_string(&o->j, key, value);
+	else
+		printf("  %-28s %s\n", key, value ? value : "-");
+}
+
+static void field_u64(struct out *o, const char *key, uint64_t value, const char *meaning)
+{
+	if (o->json) {
+		json_u64(&o->j, key, value);
+		if (meaning) {
+			char k[64];
+			snprintf(k, sizeof(k), "%s_text", key);
+			json_string(&o->j, k, meaning);
+		}
+	} else {
+		printf("  %-28s %-10" PRIu64 "%s%s\n", key, value, meaning ? " " : "", meaning ? meaning : "");
+	}
+}
+
+static void field_hex(struct out *o, const char *key, uint64_t value, const char *meaning)
+{
+	if (o->json) {
+		json_u64(&o->j, key, value);
+		if (meaning) {
+			char k[64];
+			snprintf(k, sizeof(k), "%s_text", key);
+			json_string(&o->j, k, meaning);
+		}
+	} else {
+		char v[24];
+		snprintf(v, sizeof(v), "0x%" PRIx64, value);
+		printf("  %-28s %-10s%s%s\n", key, v, meaning ? " " : "", meaning ? meaning : "");
+	}
+}
+
+static void show_kernel(struct out *o, const struct integrity_device *dev)
+{
+	struct integrity_kernel_state st;
+
+	integrity_device_kernel_state(dev, &st);
+	section_begin(o, "kernel");
+	field_str(o, "format", st.format);
+	field_u64(o, "protection_interval_bytes", st.interval, NULL);
+	field_u64(o, "tag_size", st.tag_size, NULL);
+	if (st.read_verify >= 0)
+		field_u64(o, "read_verify", (uint64_t)st.read_verify,
+			  st.read_verify ? "the kernel verifies PI on reads" : "reads are not verified");
+	if (st.write_generate >= 0)
+		field_u64(o, "write_generate", (uint64_t)st.write_generate,
+			  st.write_generate ? "the kernel generates PI on writes" : "writes carry no PI from the kernel");
+	if (st.device_capable >= 0)
+		field_u64(o, "device_is_integrity_capable", (uint64_t)st.device_capable,
+			  st.device_capable ? "the device checks PI itself" : "only the host adapter handles PI");
+	section_end(o);
+}
+
+static void show_scsi(struct out *o, const struct integrity_device *dev)
+{
+	struct integrity_scsi_info si;
+	char buf[64];
+	int r = integrity_device_scsi_info(dev, &si);
+
+	if (r == -ENODEV)
+		return;
+	section_begin(o, "scsi");
+	if (r < 0)
+		field_str(o, "error", strerror(-r));
+	if (si.have_inquiry) {
+		field_str(o, "vendor", si.vendor);
+		field_str(o, "product", si.product);
+		field_str(o, "revision", si.revision);
+		field_u64(o, "inquiry_protect", si.protect,
+			  si.protect ? "the logical unit supports protection information" : "no protection information");
+	}
+	if (si.have_readcap) {
+		field_u64(o, "last_lba", si.last_lba, NULL);
+		field_u64(o, "block_length", si.block_length, NULL);
+		field_u64(o, "prot_en", si.prot_en, si.prot_en ? "formatted with protection" : "no protection");
+		snprintf(buf, sizeof(buf), "Type %u", si.p_type + 1);
+		field_u64(o, "p_type", si.p_type, si.prot_en ? buf : NULL);
+		snprintf(buf, sizeof(buf), "%u protection intervals per logical block", 1u << si.p_i_exponent);
+		field_u64(o, "p_i_exponent", si.p_i_exponent, buf);
+	}
+	if (si.have_vpd86) {
+		field_u64(o, "spt", si.spt, integrity_scsi_spt_name(si.spt));
+		field_u64(o, "grd_chk", si.grd_chk, si.grd_chk ? "the device checks the guard" : NULL);
+		field_u64(o, "app_chk", si.app_chk, si.app_chk ? "the device checks the application tag" : NULL);
+		field_u64(o, "ref_chk", si.ref_chk, si.ref_chk ? "the device checks the reference tag" : NULL);
+	}
+	if (si.have_control) {
+		field_u64(o, "ato", si.ato, si.ato ? "the application tag belongs to the device" : "the application tag is the host's");
+		field_u64(o, "atmpe", si.atmpe, NULL);
+		field_u64(o, "rwwp", si.rwwp, NULL);
+		field_u64(o, "dpicz", si.dpicz, NULL);
+	}
+	if (si.have_host) {
+		field_u64(o, "host", (uint64_t)si.host_no, NULL);
+		field_hex(o, "prot_capabilities", si.prot_capabilities,
+			  integrity_scsi_prot_capabilities_name(si.prot_capabilities, buf, sizeof(buf)));
+		field_u64(o, "prot_guard_type", si.prot_guard_type,
+			  si.prot_guard_type == 1 ? "CRC" : si.prot_guard_type == 2 ? "IP checksum" :
+			  si.prot_guard_type == 3 ? "CRC and IP checksum" : NULL);
+	}
+	if (si.have_disk) {
+		if (si.protection_type >= 0)
+			field_u64(o, "protection_type", (uint64_t)si.protection_type, NULL);
+		if (si.protection_mode[0])
+			field_str(o, "protection_mode", si.protection_mode);
+		if (si.app_tag_own >= 0)
+			field_u64(o, "app_tag_own", (uint64_t)si.app_tag_own, NULL);
+	}
+	section_end(o);
+}
+
+static const char *dpc_text(uint8_t dpc, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s", dpc & 1 ? "Type1 " : "", dpc & 2 ? "Type2 " : "",
+		 dpc & 4 ? "Type3 " : "", dpc & 8 ? "PI-first " : "", dpc & 16 ? "PI-last" : "");
+	if (!buf[0])
+		snprintf(buf, len, "no protection");
+	return buf;
+}
+
+static void show_nvme(struct out *o, const struct integrity_device *dev)
+{
+	struct integrity_nvme_info ni;
+	char buf[96];
+	int r = integrity_device_nvme_info(dev, &ni);
+
+	if (r == -ENODEV)
+		return;
+	section_begin(o, "nvme");
+	if (r < 0) {
+		field_str(o, "error", strerror(-r));
+		section_end(o);
+		return;
+	}
+	field_str(o, "model", ni.model);
+	field_str(o, "serial", ni.serial);
+	field_str(o, "firmware", ni.firmware);
+	field_u64(o, "nsid", ni.nsid, NULL);
+	field_u64(o, "nsze", ni.nsze, NULL);
+	snprintf(buf, sizeof(buf), "format %u, metadata %s", ni.format_index,
+		 ni.extended_lba ? "interleaved with the data" : "in a separate buffer");
+	field_hex(o, "flbas", ni.flbas, buf);
+	snprintf(buf, sizeof(buf), "%s%s", ni.mc & 1 ? "extended-LBA " : "", ni.mc & 2 ? "separate-buffer" : "");
+	field_hex(o, "mc", ni.mc, buf[0] ? buf : "no metadata");
+	field_hex(o, "dpc", ni.dpc, dpc_text(ni.dpc, buf, sizeof(buf)));
+	unsigned type = ni.dps & 7;
+	snprintf(buf, sizeof(buf), "%s%s", type ? (type == 1 ? "Type 1" : type == 2 ? "Type 2" : type == 3 ? "Type 3" : "reserved") : "no protection",
+		 type ? (ni.dps & 8 ? ", PI first in the metadata" : ", PI last in the metadata") : "");
+	field_hex(o, "dps", ni.dps, buf);
+	const struct integrity_nvme_lba_format *cur = &ni.lbaf[ni.format_index < 64 ? ni.format_index : 0];
+	snprintf(buf, sizeof(buf), "%u-bit guard%s", cur->guard_bits,
+		 ni.have_elbaf ? "" : " (the controller reports no extended formats)");
+	field_u64(o, "guard_bits", cur->guard_bits, buf);
+	if (ni.max_transfer)
+		field_u64(o, "max_transfer_bytes", ni.max_transfer, NULL);
+
+	if (o->json) {
+		json_array_begin(&o->j, "lba_formats");
+		for (unsigned i = 0; i < ni.nlbaf && i < 64; i++) {
+			json_object_begin(&o->j, NULL);
+			json_u64(&o->j, "index", i);
+			json_u64(&o->j, "data_size", ni.lbaf[i].data_size);
+			json_u64(&o->j, "metadata_size", ni.lbaf[i].metadata_size);
+			json_u64(&o->j, "guard_bits", ni.lbaf[i].guard_bits);
+			json_u64(&o->j, "relative_performance", ni.lbaf[i].relative_performance);
+			json_bool(&o->j, "in_use", i == ni.format_index);
+			json_object_end(&o->j);
+		}
+		json_array_end(&o->j);
+	} else {
+		printf("  lba formats:\n    %-6s %-6s %-8s %-6s %-3s %s\n", "FORMAT", "DATA", "METADATA",
+		       "GUARD", "RP", "IN-USE");
+		for (unsigned i = 0; i < ni.nlbaf && i < 64; i++)
+			printf("    %-6u %-6u %-8u %-6u %-3u %s\n", i, ni.lbaf[i].data_size,
+			       ni.lbaf[i].metadata_size, ni.lbaf[i].guard_bits,
+			       ni.lbaf[i].relative_performance, i == ni.format_index ? "yes" : "");
+	}
+	section_end(o);
+}
+
+static void show_partitions(struct out *o, struct integrity_context *ctx,
+			    const struct integrity_device *dev)
+{
+	struct integrity_device **all;
+	size_t n;
+
+	if (integrity_device_partno(dev) || integrity_device_list(ctx, &all, &n) < 0)
+		return;
+	if (o->json)
+		json_array_begin(&o->j, "partitions");
+	else
+		printf("partitions:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct integrity_device *p = all[i];
+		if (!integrity_device_partno(p) ||
+		    strcmp(integrity_device_disk_name(p), integrity_device_name(dev)) != 0)
+			continue;
+		char devt[24];
+		snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(p), integrity_device_minor(p));
+		const char *stable = integrity_device_stable_name(p);
+		if (o->json) {
+			json_object_begin(&o->j, NULL);
+			json_string(&o->j, "name", integrity_device_name(p));
+			json_u64(&o->j, "number", integrity_device_partno(p));
+			json_string(&o->j, "maj:min", devt);
+			json_bool(&o->j, "ext", integrity_device_is_extended(p));
+			json_string(&o->j, "stable", stable);
+			json_object_end(&o->j);
+		} else {
+			printf("  %-12s %-4u %-9s %s %s\n", integrity_device_name(p), integrity_device_partno(p),
+			       devt, integrity_device_is_extended(p) ? "ext" : "   ", stable ? stable : "");
+		}
+	}
+	if (o->json)
+		json_array_end(&o->j);
+	integrity_device_list_free(all, n);
+}
+
+int cmd_show(int argc, const char **argv)
+{
+	struct poptOption table[] = {
+		GLOBAL_OPTIONS,
+		POPT_AUTOHELP
+		POPT_TABLEEND
+	};
+	struct integrity_context *ctx = NULL;
+	struct integrity_device *dev = NULL;
+	struct out o = { 0 };
+	poptContext pc;
+	int r, ret = EXIT_CLEAN;
+
+	r = parse_options(&pc, "integrityctl show", argc, argv, table, "DEVICE");
+	if (r)
+		return r;
+	const char **args = poptGetArgs(pc);
+	if (!args || !args[0] || args[1]) {
+		fputs("integrityctl: show: usage: show DEVICE\n", stderr);
+		poptFreeContext(pc);
+		return EXIT_USAGE;
+	}
+	r = integrity_context_new(&ctx, gopt.sysfs_root);
+	if (r == 0)
+		r = integrity_device_new(ctx, args[0], &dev);
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, args[0], r == -ENODEV ? 0 : r,
+			   r == -ENODEV ? "no such block device" : "cannot look up");
+		goto out;
+	}
+
+	char devt[24], size[32];
+	const char *stable = integrity_device_stable_name(dev);
+	snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
+	o.json = gopt.json;
+	if (o.json) {
+		json_open(&o.j, stdout);
+		json_string(&o.j, "name", integrity_device_name(dev));
+		json_string(&o.j, "maj:min", devt);
+		json_bool(&o.j, "ext", integrity_device_is_extended(dev));
+		json_string(&o.j, "tran", integrity_device_transport(dev));
+		json_u64(&o.j, "size", integrity_device_size(dev));
+		json_u64(&o.j, "logical_block_size", integrity_device_logical_block_size(dev));
+		if (integrity_device_partno(dev)) {
+			json_string(&o.j, "disk", integrity_device_disk_name(dev));
+			json_u64(&o.j, "partition", integrity_device_partno(dev));
+		}
+		int t = integrity_device_pi_type(dev);
+		if (t >= 0)
+			json_u64(&o.j, "pi_type", (uint64_t)t);
+		json_string(&o.j, "stable", stable);
+	} else {
+		printf("%s: %s %s, %s, %u-byte blocks%s%s\n", integrity_device_name(dev), devt,
+		       integrity_device_is_extended(dev) ? "(extended)" : "",
+		       format_size(integrity_device_size(dev), size, sizeof(size)),
+		       integrity_device_logical_block_size(dev), stable ? ", " : "", stable ? stable : "");
+		printf("transport: %s\n", integrity_device_transport(dev));
+	}
+	show_kernel(&o, dev);
+	show_scsi(&o, dev);
+	show_nvme(&o, dev);
+	show_partitions(&o, ctx, dev);
+	if (o.json)
+		json_close(&o.j);
+out:
+	integrity_device_free(dev);
+	integrity_context_free(ctx);
+	poptFreeContext(pc);
+	return ret;
+}

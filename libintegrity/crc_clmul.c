@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * CRCs by carry-less multiplication (PCLMULQDQ on 128-bit lanes,
+ * VPCLMULQDQ on 512-bit vectors).  One scheme serves all three CRCs:
+ *
+ *  - An n-bit CRC with generator G is computed modulo G' = G * x^(64-n), a
+ *    degree-64 polynomial, so every CRC shares the 64-bit reduction; the
+ *    result comes out scaled by x^(64-n) (MSB first: in the top bits;
+ *    reflected: in the low bits).
+ *  - The message is cut into 16-byte lanes.  Lane i, followed by d bits of
+ *    message, contributes lane * x^(d+64) mod G' to the message times x^64;
+ *    each lane is multiplied by its own pair of constants (one per 64-bit
+ *    half) and the products are XORed together, so short buffers need no
+ *    serial folding at all.  Long buffers are first folded 512 (or 128)
+ *    bytes at a time into a block of lanes that is then finished the same
+ *    way.
+ *  - A Barrett reduction turns the 128-bit sum into the CRC.
+ *
+ * MSB-first CRCs (T10-DIF) byte-swap each lane so that bit 127 holds the
+ * first message bit.  Reflected CRCs (CRC32C, CRC64-NVMe) keep the bytes as
+ * loaded: bit 0 holds the first message bit, and a carry-less product of
+ * two reflected 64-bit values is the reflected product times x, which the
+ * constants absorb (x^(e-1) instead of x^e).
+ *
+ * The constants are computed once, at first use, from the generators.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "crc.h"
+#include "internal.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+
+/* Lanes of the per-lane constant table: distances 0..63 lanes from the end. */
+#define LANE_TABLE	64
+
+struct clmul_consts {
+	/* lanes[m]: the pair for a lane followed by LANE_TABLE - 1 - m lanes, in
+	 * the same order as the message; four zero pairs after the end make
+	 * whole 64-byte loads near it safe. */
+	uint64_t lanes[LANE_TABLE + 4][2];
+	uint64_t fold512[2];	/* fold a lane forward by 512 bytes */
+	uint64_t fold128[2];	/* ... by 128 bytes */
+	uint64_t barrett[2];
+} __attribute__((aligned(64)));
+
+struct crc_params {
+	unsigned bits;		/* n */
+	bool reflected;
+	uint64_t poly;		/* G without its x^n term, MSB-first form */
+};
+
+static const struct crc_params crc16_params = { 16, false, 0x8BB7 };
+static const struct crc_params crc32c_params = { 32, true, 0x1EDC6F41 };
+static const struct crc_params crc64_params = { 64, true, 0xAD93D23594C93659ull };
+
+static struct clmul_consts crc16_consts, crc32c_consts, crc64_consts;
+
+/* ---------------------------------------------------------------- constants */
+
+/* a * b mod G', with G' = x^64 + low. */
+static uint64_t poly_mulmod(uint64_t a, uint64_t b, uint64_t low)
+{
+	uint64_t r = 0;
+
+	for (int i = 63; i >= 0; i--) {
+		r = (r << 1) ^ (r >> 63 ? low : 0);
+		if (b >> i & 1)
+			r ^= a;
+	}
+	return r;
+}
+
+/* x^e mod G'. */
+static uint64_t poly_xpow(unsigned e, uint64_t low)
+{
+	uint64_t r = 1, base = 2;
+
+	for (; e; e >>= 1) {
+		if (e & 1)
+			r = poly_mulmod(r, base, low);
+		base = poly_mulmod(base, base, low);
+	}
+	return r;
+}
+
+/* floor(x^128 / G') without its x^64 term.  x^128 = x^64 * G' + x^64 * low,
+ * so the quotient is x^64 + floor(x^64 * low / G'). */
+static uint64_t poly_barrett_mu(uint64_t low)
+{
+	unsigned __int128 r = (unsigned __int128)low << 64;
+	uint64_t q = 0;
+
+	for (int p = 127; p >= 64; p--) {
+		if ((uint64_t)(r >> 64) >> (p - 64) & 1) {
+			q |= 1ull << (p - 64);
+			r ^= ((unsigned __int128)1 << p) ^ ((unsigned __int128)low << (p - 64));
+		}
+	}
+	return q;
+}
+
+static uint64_t bitrev64(uint64_t v)
+{
+	uint64_t r = 0;
+
+	for (int i = 0; i < 64; i++)
+		r |= (v >> i & 1) << (63 - i);
+	return r;
+}
+
+/* Constants multiplying a lane by x^d: q[0] multiplies the lane's low
+ * 64-bit half, q[1] its high half. */
+static void fold_pair(uint64_t q[2], const struct crc_params *p, uint64_t low, unsigned d)
+{
+	if (p->reflected) {
+		/* low half = high-order terms */
+		q[0] = bitrev64(poly_xpow(d + 64 - 1, low));
+		q[1] = bitrev64(poly_xpow(d - 1, low));
+	} else {
+		q[1] = poly_xpow(d + 64, low);
+		q[0] = poly_xpow(d, low);
+	}
+}
+
+static void consts_build(struct clmul_consts *c, const struct crc_params *p)
+{
+	uint64_t low = p->bits == 64 ? p->poly : p->poly << (64 - p->bits);
+	uint64_t mu = poly_barrett_mu(low);
+
+	for (unsigned m = 0; m < LANE_TABLE; m++)
+		fold_pair(c->lanes[m], p, low, 128 * (LANE_TABLE - 1 - m) + 64);
+	fold_pair(c->fold512, p, low, 512 * 8);
+	fold_pair(c->fold128, p, low, 128 * 8);
+	if (p->reflected) {
+		c->barrett[0] = bitrev64(1ull << 63 | mu >> 1);
+		c->barrett[1] = bitrev64(low >> 1);
+	} else {
+		c->barrett[0] = mu;
+		c->barrett[1] = low;
+	}
+}
+
+static pthread_once_t consts_once = PTHREAD_ONCE_INIT;
+
+static void consts_init(void)
+{
+	consts_build(&crc16_consts, &crc16_params);
+	consts_build(&crc32c_consts, &crc32c_params);
+	consts_build(&crc64_consts, &crc64_params);
+}
+
+/* ---------------------------------------------------------------- reduction */
+
+#define TARGET_PCLMUL	__attribute__((target("pclmul,sse4.1")))
+#define TARGET_VPCLMUL	__attribute__((target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")))
+#define INLINE		static inline __attribute__((always_inline))
+
+/*
+ * Barrett reduction of t (congruent to message * x^64 mod G') to the CRC
+ * state.  MSB first: Q = floor(t_hi * mu / x^64), R = t_lo + Q * G' mod
+ * x^64.  Reflected: the same with the x factor of each product absorbed
+ * by using mu / x and (G' - 1) / x; when G' has a constant term (n = 64)
+ * the Q * 1 it drops is added back.
+ */
+INLINE TARGET_PCLMUL uint64_t barrett(__m128i t, const struct clmul_consts *c, bool reflected,
+				      unsigned bits)
+{
+	__m128i b = _mm_load_si128((const __m128i *)c->barrett);
+
+	if (!reflected) {
+		__m128i q = _mm_xor_si128(_mm_clmulepi64_si128(t, b, 0x01), t);
+		__m128i r = _mm_xor_si128(_mm_clmulepi64_si128(q, b, 0x11), t);
+
+		return (uint64_t)_mm_cvtsi128_si64(r) >> (64 - bits);
+	} else {
+		__m128i q = _mm_clmulepi64_si128(t, b, 0x00);
+		__m128i r = _mm_xor_si128(_mm_clmulepi64_si128(q, b, 0x10), t);
+		uint64_t v = (uint64_t)_mm_extract_epi64(r, 1);
+
+		if (bits == 64)
+			v ^= (uint64_t)_mm_cvtsi128_si64(q);
+		return v;
+	}
+}
+
+/* The initial CRC state goes into the first message bits of lane 0. */
+INLINE __m128i init_lane(uint64_t s, bool reflected, unsigned bits)
+{
+	return reflected ? _mm_cvtsi64_si128((long long)s)
+			 : _mm_set_epi64x((long long)(s << (64 - bits)), 0);
+}
+
+/* ---------------------------------------------------------------- PCLMULQDQ */
+
+INLINE TARGET_PCLMUL __m128i lane_load(const uint8_t *p, bool reflected)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+
+	if (!reflected)
+		v = _mm_shuffle_epi8(v, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+	return v;
+}
+
+INLINE TARGET_PCLMUL __m128i lane_mul(__m128i v, const uint64_t k[2])
+{
+	__m128i kk = _mm_load_si128((const __m128i *)k);
+
+	return _mm_xor_si128(_mm_clmulepi64_si128(v, kk, 0x00), _mm_clmulepi64_si128(v, kk, 0x11));
+}
+
+/* Sum of the last n (<= LANE_TABLE) lanes of the message at p, times x^64;
+ * `first` is XORed into lane 0. */
+INLINE TARGET_PCLMUL __m128i lanes_sse(const struct clmul_consts *c, const uint8_t *p,
+				       size_t n, __m128i first, bool reflected)
+{
+	const uint64_t (*k)[2] = c->lanes + LANE_TABLE - n;
+	__m128i t0 = _mm_setzero_si128(), t1 = _mm_setzero_si128();
+	size_t i = 0;
+
+	if (n == 0)
+		return t0;
+	t0 = lane_mul(_mm_xor_si128(lane_load(p, reflected), first), k[0]);
+	for (i = 1; i + 2 <= n; i += 2) {
+		t1 = _mm_xor_si128(t1, lane_mul(lane_load(p + 16 * i, reflected), k[i]));
+		t0 = _mm_xor_si128(t0, lane_mul(lane_load(p + 16 * i + 16, reflected), k[i + 1]));
+	}
+	if (i < n)
+		t1 = _mm_xor_si128(t1, lane_mul(lane_load(p + 16 * i, reflected), k[i]));
+	return _mm_xor_si128(t0, t1);
+}
+
+/* CRC state after the first len & ~15 bytes (len >= 16). */
+INLINE TARGET_PCLMUL uint64_t crc_sse(uint64_t s, const uint8_t *p, size_t len,
+				      const struct clmul_consts *c, bool reflected, unsigned bits)
+{
+	size_t n = len / 16;
+	__m128i first = init_lane(s, reflected, bits), t;
+
+	if (n <= 32) {
+		t = lanes_sse(c, p, n, first, reflected);
+	} else {
+		__m128i a[8], f = _mm_load_si128((const __m128i *)c->fold128);
+
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			a[j] = lane_load(p + 16 * j, reflected);
+		a[0] = _mm_xor_si128(a[0], first);
+		for (p += 128, n -= 8; n >= 8; p += 128, n -= 8)
+#pragma GCC unroll 8
+			for (int j = 0; j < 8; j++)
+				a[j] = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(a[j], f, 0x00),
+								   _mm_clmulepi64_si128(a[j], f, 0x11)),
+						     lane_load(p + 16 * j, reflected));
+
+		/* The 8 folded lanes are followed by the n lanes left. */
+		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - n - 8;
+
+		t = lanes_sse(c, p, n, _mm_setzero_si128(), reflected);
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			t = _mm_xor_si128(t, lane_mul(a[j], k[j]));
+	}
+	return barrett(t, c, reflected, bits);
+}
+
+static TARGET_PCLMUL uint16_t pclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 16)
+		return crc_impl_generic.crc16_t10dif(crc, buf, len);
+	crc = (uint16_t)crc_sse(crc, p, len, &crc16_consts, false, 16);
+	if (len & 15)
+		crc = crc_impl_generic.crc16_t10dif(crc, p + (len & ~(size_t)15), len & 15);
+	return crc;
+}
+
+static TARGET_PCLMUL uint32_t pclmul_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 16)
+		return crc_impl_generic.crc32c(crc, buf, len);
+	crc = ~(uint32_t)crc_sse((uint32_t)~crc, p, len, &crc32c_consts, true, 32);
+	if (len & 15)
+		crc = crc_impl_generic.crc32c(crc, p + (len & ~(size_t)15), len & 15);
+	return crc;
+}
+
+static TARGET_PCLMUL uint64_t pclmul_crc64_nvme(uint64_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 16)
+		return crc_impl_generic.crc64_nvme(crc, buf, len);
+	crc = ~crc_sse(~crc, p, len, &crc64_consts, true, 64);
+	if (len & 15)
+		crc = crc_impl_generic.crc64_nvme(crc, p + (len & ~(size_t)15), len & 15);
+	return crc;
+}
+
+static const struct crc_impl impl_pclmul = {
+	.name = "pclmul",
+	.crc16_t10dif = pclmul_crc16_t10dif,
+	.crc32c = pclmul_crc32c,
+	.crc64_nvme = pclmul_crc64_nvme,
+};
+
+/* ---------------------------------------------------------------- VPCLMULQDQ */
+
+INLINE TARGET_VPCLMUL __m512i zload(const uint8_t *p, bool reflected)
+{
+	__m512i v = _mm512_loadu_si512(p);
+
+	if (!reflected)
+		v = _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(_mm_set_epi8(
+			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+	return v;
+}
+
+/* The first `lanes` (1..3) lanes at p; the rest zero, and nothing read past them. */
+INLINE TARGET_VPCLMUL __m512i zload_part(const uint8_t *p, size_t lanes, bool reflected)
+{
+	__m512i v = _mm512_maskz_loadu_epi64((__mmask8)((1u << (2 * lanes)) - 1), p);
+
+	if (!reflected)
+		v = _mm512_shuffle_epi8(v, _mm512_broadcast_i32x4(_mm_set_epi8(
+			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+	return v;
+}
+
+/* t + v times its four lane pairs at k. */
+INLINE TARGET_VPCLMUL __m512i zmul_add(__m512i t, __m512i v, const uint64_t k[2])
+{
+	__m512i kk = _mm512_loadu_si512(k);
+
+	return _mm512_ternarylogic_epi64(t, _mm512_clmulepi64_epi128(v, kk, 0x00),
+					 _mm512_clmulepi64_epi128(v, kk, 0x11), 0x96);
+}
+
+INLINE TARGET_VPCLMUL __m128i zfold_lanes(__m512i t)
+{
+	__m256i y = _mm256_xor_si256(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1));
+
+	return _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+}
+
+/* Sum of the last n (<= 32) lanes of the message at p, times x^64, in four
+ * 128-bit parts; `first` is XORed into lane 0. */
+INLINE TARGET_VPCLMUL __m512i lanes_avx512(const struct clmul_consts *c, const uint8_t *p,
+					   size_t n, __m512i first, bool reflected)
+{
+	const uint64_t (*k)[2] = c->lanes + LANE_TABLE - n;
+	__m512i t0 = _mm512_setzero_si512(), t1 = _mm512_setzero_si512();
+	size_t i = 0;
+
+	if (n >= 4) {
+		t0 = zmul_add(t0, _mm512_xor_si512(zload(p, reflected), first), k[0]);
+		first = _mm512_setzero_si512();
+#pragma GCC unroll 4
+		for (i = 4; i + 8 <= n; i += 8) {
+			t1 = zmul_add(t1, zload(p + 16 * i, reflected), k[i]);
+			t0 = zmul_add(t0, zload(p + 16 * i + 64, reflected), k[i + 4]);
+		}
+		if (i + 4 <= n) {
+			t1 = zmul_add(t1, zload(p + 16 * i, reflected), k[i]);
+			i += 4;
+		}
+	}
+	if (i < n)
+		t0 = zmul_add(t0, _mm512_xor_si512(zload_part(p + 16 * i, n - i, reflected), first),
+			      k[i]);
+	return _mm512_xor_si512(t0, t1);
+}
+
+INLINE TARGET_VPCLMUL __m512i zfold(__m512i a, __m512i f, __m512i d)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a, f, 0x00),
+					 _mm512_clmulepi64_epi128(a, f, 0x11), d, 0x96);
+}
+
+/*
+ * The CRC state from t.  For CRC32C, t is a multiple of x^32: its
+ * low-order qword is its own remainder, and t_hi * x^64 mod G' is the raw
+ * CRC of t_hi's eight bytes, one crc32 instruction off the busy multiplier.
+ */
+INLINE TARGET_VPCLMUL uint64_t reduce_avx512(__m128i t, const struct clmul_consts *c,
+					     bool reflected, unsigned bits)
+{
+	if (bits == 32)
+		return (uint32_t)_mm_extract_epi64(t, 1) ^
+		       (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(t));
+	return barrett(t, c, reflected, bits);
+}
+
+/* CRC state after the first len & ~15 bytes (len >= 16). */
+INLINE TARGET_VPCLMUL uint64_t crc_avx512(uint64_t s, const uint8_t *p, size_t len,
+					  const struct clmul_consts *c, bool reflected,
+					  unsigned bits)
+{
+	size_t n = len / 16;
+	__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits)), t;
+
+	if (n == 32) {
+		/* The PI interval of 512 bytes: constant trip counts, fully unrolled. */
+		t = lanes_avx512(c, p, 32, first, reflected);
+	} else if (n < 32) {
+		t = lanes_avx512(c, p, n, first, reflected);
+	} else {
+		__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold512));
+		__m512i a0 = _mm512_xor_si512(zload(p, reflected), first);
+		__m512i a1 = zload(p + 64, reflected), a2 = zload(p + 128, reflected);
+		__m512i a3 = zload(p + 192, reflected), a4 = zload(p + 256, reflected);
+		__m512i a5 = zload(p + 320, reflected), a6 = zload(p + 384, reflected);
+		__m512i a7 = zload(p + 448, reflected);
+
+		for (p += 512, n -= 32; n >= 32; p += 512, n -= 32) {
+			a0 = zfold(a0, f, zload(p, reflected));
+			a1 = zfold(a1, f, zload(p + 64, reflected));
+			a2 = zfold(a2, f, zload(p + 128, reflected));
+			a3 = zfold(a3, f, zload(p + 192, reflected));
+			a4 = zfold(a4, f, zload(p + 256, reflected));
+			a5 = zfold(a5, f, zload(p + 320, reflected));
+			a6 = zfold(a6, f, zload(p + 384, reflected));
+			a7 = zfold(a7, f, zload(p + 448, reflected));
+		}
+
+		/* The 32 folded lanes are followed by the n lanes left. */
+		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - n - 32;
+		__m512i u = _mm512_setzero_si512();
+
+		t = n ? lanes_avx512(c, p, n, _mm512_setzero_si512(), reflected)
+		      : _mm512_setzero_si512();
+		t = zmul_add(t, a0, k[0]);
+		u = zmul_add(u, a1, k[4]);
+		t = zmul_add(t, a2, k[8]);
+		u = zmul_add(u, a3, k[12]);
+		t = zmul_add(t, a4, k[16]);
+		u = zmul_add(u, a5, k[20]);
+		t = zmul_add(t, a6, k[24]);
+		u = zmul_add(u, a7, k[28]);
+		t = _mm512_xor_si512(t, u);
+	}
+	return reduce_avx512(zfold_lanes(t), c, reflected, bits);
+}
+
+static TARGET_VPCLMUL uint16_t vpclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 16)
+		return crc_impl_generic.crc16_t10dif(crc, buf, len);
+	crc = (uint16_t)crc_avx512(crc, p, len, &crc16_consts, false, 16);
+	if (len & 15)
+		crc = crc_impl_generic.crc16_t10dif(crc, p + (len & ~(size_t)15), len & 15);
+	return crc;
+}
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static TARGET_VPCLMUL uint32_t vpclmul_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t s = ~crc;
+
+	if (len >= 16) {
+		s = (uint32_t)crc_avx512(s, p, len, &crc32c_consts, true, 32);
+		p += len & ~(size_t)15;
+		len &= 15;
+	}
+	/* Every CPU with AVX-512 has the crc32 instruction: use it for the
+	 * last bytes. */
+	for (; len >= 8; len -= 8, p += 8)
+		s = (uint32_t)_mm_crc32_u64(s, load_le64(p));
+	while (len--)
+		s = _mm_crc32_u8(s, *p++);
+	return ~s;
+}
+
+static TARGET_VPCLMUL uint64_t vpclmul_crc64_nvme(uint64_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 16)
+		return crc_impl_generic.crc64_nvme(crc, buf, len);
+	crc = ~crc_avx512(~crc, p, len, &crc64_consts, true, 64);
+	if (len & 15)
+		crc = crc_impl_generic.crc64_nvme(crc, p + (len & ~(size_t)15), len & 15);
+	return crc;
+}
+
+static const struct crc_impl impl_vpclmul = {
+	.name = "vpclmul",
+	.crc16_t10dif = vpclmul_crc16_t10dif,
+	.crc32c = vpclmul_crc32c,
+	.crc64_nvme = vpclmul_crc64_nvme,
+};
+
+/* ---------------------------------------------------------------- detection */
+
+const struct crc_impl *crc_impl_pclmul(void)
+{
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
+		return NULL;
+	pthread_once(&consts_once, consts_init);
+	return &impl_pclmul;
+}
+
+const struct crc_impl *crc_impl_vpclmul(void)
+{
+	/* libgcc reports AVX-512 only when the OS saves the ZMM state. */
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+	    !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("vpclmulqdq") ||
+	    !__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.2"))
+		return NULL;
+	pthread_once(&consts_once, consts_init);
+	return &impl_vpclmul;
+}
+
+#else /* no x86-64 */
+
+const struct crc_impl *crc_impl_pclmul(void)
+{
+	return NULL;
+}
+
+const struct crc_impl *crc_impl_vpclmul(void)
+{
+	return NULL;
+}
+
+#endif

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One block device as sysfs describes it: name, number, transport, size, the
+ * kernel's integrity profile and policy, and its best stable name.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "device.h"
+
+/* Block devices in the extended range: dynamic numbers (BLOCK_EXT_MAJOR). */
+#define BLOCK_EXT_MAJOR 259
+
+INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
+{
+	struct integrity_context *ctx = calloc(1, sizeof(*ctx));
+
+	*ctxp = NULL;
+	if (!ctx)
+		return -ENOMEM;
+	ctx->root = strdup(sysfs_root ? sysfs_root : "/sys");
+	if (!ctx->root) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	size_t len = strlen(ctx->root);
+	while (len > 1 && ctx->root[len - 1] == '/')
+		ctx->root[--len] = '\0';
+	ctx->live = strcmp(ctx->root, "/sys") == 0;
+	/* udev's database only describes the live system. */
+	if (ctx->live)
+		ctx->udev = udev_new();
+	*ctxp = ctx;
+	return 0;
+}
+
+INTEGRITY_EXPORT void integrity_context_free(struct integrity_context *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->udev)
+		udev_unref(ctx->udev);
+	free(ctx->root);
+	free(ctx);
+}
+
+int sysfs_read(const char *dir, const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+
+	if (path_printf(path, sizeof(path), "%s/%s", dir, attr) < 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v)
+{
+	char buf[32], *end;
+	int r = sysfs_read(dir, attr, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	if (errno || end == buf || *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int sysfs_read_int(const char *dir, const char *attr, int dflt)
+{
+	uint64_t v;
+
+	return sysfs_read_u64(dir, attr, &v) < 0 ? dflt : (int)v;
+}
+
+static bool exists(const char *dir, const char *attr)
+{
+	char path[PATH_MAX];
+
+	path_printf(path, sizeof(path), "%s/%s", dir, attr);
+	return access(path, F_OK) == 0;
+}
+
+/* The transport from where the disk sits in the device tree, or from its
+ * name for virtual devices. */
+static void detect_transport(struct integrity_device *dev)
+{
+	static const struct {
+		const char *match;
+		const char *transport;
+	} path_parts[] = {
+		{ "/nvme", "nvme" }, { "/virtio", "virtio" }, { "/mmc", "mmc" },
+	}, virtual_names[] = {
+		{ "loop", "loop" }, { "dm-", "dm" }, { "md", "md" }, { "zram", "zram" },
+		{ "nbd", "nbd" }, { "ram", "ram" }, { "pmem", "nd" },
+	};
+	char path[PATH_MAX], real[PATH_MAX];
+	const char *t = "";
+
+	path_printf(path, sizeof(path), "%s/block/%s", dev->ctx->root, dev->disk);
+	if (!realpath(path, real))
+		real[0] = '\0';
+	if (exists(dev->diskdir, "device/scsi_disk")) {
+		t = strstr(real, "/ata") ? "sata" : strstr(real, "/usb") ? "usb" : "scsi";
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(path_parts) && !*t; i++)
+			if (strstr(real, path_parts[i].match))
+				t = path_parts[i].transport;
+		for (size_t i = 0; i < ARRAY_SIZE(virtual_names) && !*t; i++)
+			if (strncmp(dev->disk, virtual_names[i].match,
+				    strlen(virtual_names[i].match)) == 0)
+				t = virtual_names[i].transport;
+	}
+	path_printf(dev->transport, sizeof(dev->transport), "%s", t);
+}
+
+/* Fill a device from its sysfs directory; disk is NULL for a whole disk. */
+static int device_load(struct integrity_context *ctx, const char *disk, const char *name,
+		       struct integrity_device **devp)
+{
+	struct integrity_device *dev = calloc(1, sizeof(*dev));
+	char buf[64];
+	uint64_t v;
+	unsigned maj, min;
+	int r;
+
+	*devp = NULL;
+	if (!dev)
+		return -ENOMEM;
+	dev->ctx = ctx;
+	if (path_printf(dev->name, sizeof(dev->name), "%s", name) < 0 ||
+	    path_printf(dev->disk, sizeof(dev->disk), "%s", disk ? disk : name) < 0 ||
+	    path_printf(dev->diskdir, sizeof(dev->diskdir), "%s/block/%s", ctx->root, dev->disk) < 0 ||
+	    path_printf(dev->dir, sizeof(dev->dir), "%s%s%s", dev->diskdir, disk ? "/" : "",
+			disk ? name : "") < 0) {
+		free(dev);
+		return -ENAMETOOLONG;
+	}
+
+	r = sysfs_read(dev->dir, "dev", buf, sizeof(buf));
+	if (r < 0 || sscanf(buf, "%u:%u", &maj, &min) != 2) {
+		free(dev);
+		return r < 0 ? r : -EINVAL;
+	}
+	dev->devnum = makedev(maj, min);
+	if (disk && sysfs_read_u64(dev->dir, "partition", &v) == 0)
+		dev->partno = (unsigned)v;
+	if (sysfs_read_u64(dev->dir, "size", &v) == 0)
+		dev->size = v * 512;
+	if (sysfs_read_u64(dev->diskdir, "queue/logical_block_size", &v) == 0)
+		dev->lbs = (unsigned)v;
+	detect_transport(dev);
+	*devp = dev;
+	return 0;
+}
+
+INTEGRITY_EXPORT void integrity_device_free(struct integrity_device *dev)
+{
+	if (!dev)
+		return;
+	free(dev->stable);
+	free(dev);
+}
+
+static bool is_partition_dir(const char *diskdir, const char *name)
+{
+	char attr[NAME_MAX + 16];
+
+	path_printf(attr, sizeof(attr), "%s/partition", name);
+	return exists(diskdir, attr);
+}
+
+/* Find the disk that has a partition called name. */
+static int find_partition_disk(struct integrity_context *ctx, const char *name, char *disk,
+			       size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+
+	path_printf(path, sizeof(path), "%s/block", ctx->root);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int r = -ENODEV;
+	while ((de = readdir(d))) {
+		char diskdir[PATH_MAX];
+		if (de->d_name[0] == '.')
+			continue;
+		path_printf(diskdir, sizeof(diskdir), "%s/%s", path, de->d_name);
+		if (is_partition_dir(diskdir, name)) {
+			path_printf(disk, len, "%s", de->d_name);
+			r = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+static int device_by_name(struct integrity_context *ctx, const char *name,
+			  struct integrity_device **devp)
+{
+	char path[PATH_MAX], disk[NAME_MAX + 1];
+
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -ENODEV;
+	path_printf(path, sizeof(path), "%s/block/%s", ctx->root, name);
+	if (access(path, F_OK) == 0)
+		return device_load(ctx, NULL, name, devp);
+	if (find_partition_disk(ctx, name, disk, sizeof(disk)) == 0)
+		return device_load(ctx, disk, name, devp);
+	return -ENODEV;
+}
+
+static int device_by_devnum(struct integrity_context *ctx, dev_t devnum,
+			    struct integrity_device **devp)
+{
+	struct integrity_device **all;
+	size_t n;
+	int r = integrity_device_list(ctx, &all, &n);
+
+	if (r < 0)
+		return r;
+	r = -ENODEV;
+	for (size_t i = 0; i < n; i++)
+		if (all[i]->devnum == devnum) {
+			*devp = all[i];
+			all[i] = NULL;
+			r = 0;
+			break;
+		}
+	integrity_device_list_free(all, n);
+	return r;
+}
+
+INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const char *spec,
+					  struct integrity_device **devp)
+{
+	unsigned maj, min;
+	char tail;
+
+	*devp = NULL;
+	if (!spec || !*spec)
+		return -EINVAL;
+	if (sscanf(spec, "%u:%u%c", &maj, &min, &tail) == 2)
+		return device_by_devnum(ctx, makedev(maj, min), devp);
+	if (!strchr(spec, '/'))
+		return device_by_name(ctx, spec, devp);
+
+	/* A path: a device node or a link to one (/dev/disk/by-*, /dev/mapper). */
+	struct stat st;
+	if (stat(spec, &st) < 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	if (ctx->live)
+		return device_by_devnum(ctx, st.st_rdev, devp);
+	char real[PATH_MAX];
+	if (!realpath(spec, real))
+		return -errno;
+	return device_by_name(ctx, strrchr(real, '/') + 1, devp);
+}
+
+static int cmp_devices(const void *a, const void *b)
+{
+	const struct integrity_device *x = *(struct integrity_device *const *)a;
+	const struct integrity_device *y = *(struct integrity_device *const *)b;
+	int r = strverscmp(x->disk, y->disk);
+
+	if (r)
+		return r;
+	return (x->partno > y->partno) - (x->partno < y->partno);
+}
+
+INTEGRITY_EXPORT void integrity_device_list_free(struct integrity_device **devs, size_t count)
+{
+	if (!devs)
+		return;
+	for (size_t i = 0; i < count; i++)
+		integrity_device_free(devs[i]);
+	free(devs);
+}
+
+static int list_push(struct integrity_device ***v, size_t *n, size_t *cap,
+		     struct integrity_device *dev)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		void *p = realloc(*v, c * sizeof(**v));
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = dev;
+	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
+					   struct integrity_device ***devsp, size_t *countp)
+{
+	char path[PATH_MAX];
+	struct integrity_device **v = NULL, *dev;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int r = 0;
+
+	*devsp = NULL;
+	*countp = 0;
+	path_printf(path, sizeof(path), "%s/block", ctx->root);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (device_load(ctx, NULL, de->d_name, &dev) < 0)
+			continue;	/* gone meanwhile, or not a device */
+		r = list_push(&v, &n, &cap, dev);
+		if (r < 0) {
+			integrity_device_free(dev);
+			break;
+		}
+		DIR *dd = opendir(dev->dir);
+		struct dirent *pe;
+		if (!dd)
+			continue;
+		while (r == 0 && (pe = readdir(dd))) {
+			struct integrity_device *part;
+			if (pe->d_name[0] == '.' || !is_partition_dir(dev->dir, pe->d_name))
+				continue;
+			if (device_load(ctx, de->d_name, pe->d_name, &part) < 0)
+				continue;
+			r = list_push(&v, &n, &cap, part);
+			if (r < 0)
+				integrity_device_free(part);
+		}
+		closedir(dd);
+	}
+	closedir(d);
+	if (r < 0) {
+		integrity_device_list_free(v, n);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_devices);
+	*devsp = v;
+	*countp = n;
+	return 0;
+}
+
+INTEGRITY_EXPORT const char *integrity_device_name(const struct integrity_device *dev)
+{
+	return dev->name;
+}
+
+INTEGRITY_EXPORT const char *integrity_device_disk_name(const struct integrity_device *dev)
+{
+	return dev->disk;
+}
+
+INTEGRITY_EXPORT unsigned integrity_device_partno(const struct integrity_device *dev)
+{
+	return dev->partno;
+}
+
+INTEGRITY_EXPORT unsigned integrity_device_major(const struct integrity_device *dev)
+{
+	return major(dev->devnum);
+}
+
+INTEGRITY_EXPORT unsigned integrity_device_minor(const struct integrity_device *dev)
+{
+	return minor(dev->devnum);
+}
+
+INTEGRITY_EXPORT bool integrity_device_is_extended(const struct integrity_device *dev)
+{
+	return major(dev->devnum) == BLOCK_EXT_MAJOR;
+}
+
+INTEGRITY_EXPORT const char *integrity_device_transport(const struct integrity_device *dev)
+{
+	return dev->transport;
+}
+
+INTEGRITY_EXPORT uint64_t integrity_device_size(const struct integrity_device *dev)
+{
+	return dev->size;
+}
+
+INTEGRITY_EXPORT unsigned integrity_device_logical_block_size(const struct integrity_device *dev)
+{
+	return dev->lbs;
+}
+
+INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device *dev,
+						   struct integrity_kernel_state *st)
+{
+	char dir[PATH_MAX];
+	uint64_t v;
+
+	memset(st, 0, sizeof(*st));
+	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
+	if (sysfs_read(dir, "format", st->format, sizeof(st->format)) <= 0)
+		path_printf(st->format, sizeof(st->format), "none");
+	if (sysfs_read_u64(dir, "protection_interval_bytes", &v) == 0)
+		st->interval = (unsigned)v;
+	if (sysfs_read_u64(dir, "tag_size", &v) == 0)
+		st->tag_size = (unsigned)v;
+	st->read_verify = sysfs_read_int(dir, "read_verify", -1);
+	st->write_generate = sysfs_read_int(dir, "write_generate", -1);
+	st->device_capable = sysfs_read_int(dir, "device_is_integrity_capable", -1);
+	return 0;
+}
+
+/* The scsi_disk directory of a SCSI disk: device/scsi_disk/<H:C:T:L>. */
+int scsi_disk_dir(const struct integrity_device *dev, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+
+	path_printf(path, sizeof(path), "%s/device/scsi_disk", dev->diskdir);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int r = -ENOENT;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			path_printf(out, len, "%s/%s", path, de->d_name);
+			r = 0;
+			break;
+		}
+	closedir(d);
+	return r;
+}
+
+INTEGRITY_EXPORT int integrity_device_pi_type(const struct integrity_device *dev)
+{
+	char dir[PATH_MAX];
+	uint64_t v;
+
+	if (scsi_disk_dir(dev, dir, sizeof(dir)) == 0) {
+		int r = sysfs_read_u64(dir, "protection_type", &v);
+		return r < 0 ? r : (int)v;
+	}
+	if (strcmp(dev->transport, "nvme") == 0) {
+		if (!dev->ctx->live)
+			return -ENODATA;
+		return nvme_pi_type(dev->disk);
+	}
+	/* Block drivers that have no protection information at all. */
+	static const char *const none[] = { "loop", "virtio", "zram", "ram", "nbd", "mmc" };
+	for (size_t i = 0; i < ARRAY_SIZE(none); i++)
+		if (strcmp(dev->transport, none[i]) == 0)
+			return 0;
+	return -ENODATA;
+}
+
+/* Lower is better: WWN-based by-id names survive a move to another port or
+ * host; by-path does not survive a move; by-partuuid only names partitions. */
+static int link_rank(const char *link)
+{
+	static const char *const order[] = {
+		"/dev/disk/by-id/wwn-",  "/dev/disk/by-id/nvme-eui.", "/dev/disk/by-id/nvme-",
+		"/dev/disk/by-id/scsi-3", "/dev/disk/by-id/",         "/dev/disk/by-partuuid/",
+		"/dev/disk/by-path/",    "/dev/disk/by-uuid/",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		if (strncmp(link, order[i], strlen(order[i])) == 0)
+			return (int)i;
+	return INT_MAX;
+}
+
+static char *stable_from_udev(const struct integrity_device *dev)
+{
+	struct udev_device *u;
+	struct udev_list_entry *e;
+	const char *best = NULL;
+	char *ret = NULL;
+
+	if (!dev->ctx->udev)
+		return NULL;
+	u = udev_device_new_from_devnum(dev->ctx->udev, 'b', dev->devnum);
+	if (!u)
+		return NULL;
+	udev_list_entry_foreach(e, udev_device_get_devlinks_list_entry(u)) {
+		const char *link = udev_list_entry_get_name(e);
+		if (link_rank(link) == INT_MAX)
+			continue;
+		if (!best || link_rank(link) < link_rank(best) ||
+		    (link_rank(link) == link_rank(best) && strcmp(link, best) < 0))
+			best = link;
+	}
+	if (best)
+		ret = strdup(best);
+	udev_device_unref(u);
+	return ret;
+}
+
+/* udev's by-id names from the world-wide identifier in sysfs, for systems
+ * without udev's database (60-persistent-storage.rules: nvme-$attr{wwid};
+ * wwn-0x<NAA> from SCSI VPD page 0x83). */
+static char *stable_from_wwid(const struct integrity_device *dev)
+{
+	char wwid[256], name[PATH_MAX], part[32] = "";
+	int r = sysfs_read(dev->diskdir, "wwid", wwid, sizeof(wwid));
+
+	if (dev->partno)
+		path_printf(part, sizeof(part), "-part%u", dev->partno);
+	if (r > 0 && strcmp(dev->transport, "nvme") == 0) {
+		path_printf(name, sizeof(name), "/dev/disk/by-id/nvme-%s%s", wwid, part);
+		return strdup(name);
+	}
+	r = sysfs_read(dev->diskdir, "device/wwid", wwid, sizeof(wwid));
+	if (r > 4 && strncmp(wwid, "naa.", 4) == 0) {
+		path_printf(name, sizeof(name), "/dev/disk/by-id/wwn-0x%s%s", wwid + 4, part);
+		return strdup(name);
+	}
+	return NULL;
+}
+
+INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity_device *cdev)
+{
+	struct integrity_device *dev = (struct integrity_device *)cdev;
+
+	if (!dev->stable_done) {
+		dev->stable = stable_from_udev(dev);
+		if (!dev->stable)
+			dev->stable = stable_from_wwid(dev);
+		dev->stable_done = true;
+	}
+	return dev->stable;
+}
+
+static int write_attr(const char *dir, const char *attr, int value)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+
+	path_printf(path, sizeof(path), "%s/%s", dir, attr);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value ? "1" : "0", 1) != 1)
+		return -errno;
+	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *dev,
+						 int read_verify, int write_generate)
+{
+	struct integrity_kernel_state st;
+	char dir[PATH_MAX];
+	int r;
+
+	if (dev->partno)
+		return -EINVAL;
+	integrity_device_kernel_state(dev, &st);
+	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
+		return -EOPNOTSUPP;
+	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
+	if (read_verify >= 0 && (r = write_attr(dir, "read_verify", read_verify)) < 0)
+		return r;
+	if (write_generate >= 0 && (r = write_attr(dir, "write_generate", write_generate)) < 0)
+		return r;
+	return 0;
+}
+
+int device_identity(const struct integrity_device *dev, char *buf, size_t len)
+{
+	static const struct {
+		const char *attr;
+		const char *prefix;
+	} sources[] = {
+		{ "wwid", "" },			/* NVMe: eui., nguid., nvme. */
+		{ "device/wwid", "" },		/* SCSI: naa., t10., eui. */
+		{ "serial", "serial:" },	/* virtio */
+		{ "device/serial", "serial:" },	/* NVMe controller, mmc */
+		{ "loop/backing_file", "loop:" },
+	};
+	char value[256], part[32] = "";
+
+	if (dev->partno)
+		path_printf(part, sizeof(part), "-part%u", dev->partno);
+	for (size_t i = 0; i < ARRAY_SIZE(sources); i++)
+		if (sysfs_read(dev->diskdir, sources[i].attr, value, sizeof(value)) > 0)
+			return path_printf(buf, len, "%s%s%s", sources[i].prefix, value, part);
+	return path_printf(buf, len, "name:%s", dev->name);
+}

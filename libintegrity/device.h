@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Device internals shared by device.c and the transport back ends. */
+#ifndef LIBINTEGRITY_DEVICE_H
+#define LIBINTEGRITY_DEVICE_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+struct udev;
+
+struct integrity_context {
+	char *root;		/* sysfs root, no trailing slash */
+	bool live;		/* root is /sys: udev and /dev describe the same system */
+	struct udev *udev;	/* NULL when not live */
+};
+
+struct integrity_device {
+	struct integrity_context *ctx;
+	char name[NAME_MAX + 1];
+	char disk[NAME_MAX + 1];
+	char dir[PATH_MAX];	/* the device's sysfs directory */
+	char diskdir[PATH_MAX];	/* its disk's: <root>/block/<disk> */
+	dev_t devnum;
+	unsigned partno;
+	unsigned lbs;
+	uint64_t size;
+	char transport[16];
+	char *stable;
+	bool stable_done;
+};
+
+/* Read a sysfs attribute, without the trailing newline: its length or -errno. */
+int sysfs_read(const char *dir, const char *attr, char *buf, size_t len);
+int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v);
+
+/* <disk>/device/scsi_disk/<H:C:T:L>, for SCSI disks. */
+int scsi_disk_dir(const struct integrity_device *dev, char *out, size_t len);
+
+/* A stable identity of the device for keying saved state: the world-wide
+ * identifier (WWN, EUI-64, NGUID), else the serial, else the loop device's
+ * backing file, else the kernel name; partitions add "-part<N>". */
+int device_identity(const struct integrity_device *dev, char *buf, size_t len);
+
+/* nvme.c: the protection type of /dev/<disk>'s namespace (DPS bits 2:0). */
+int nvme_pi_type(const char *disk);
+
+#endif

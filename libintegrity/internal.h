@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Helpers shared by the library's sources; not installed. */
+#ifndef LIBINTEGRITY_INTERNAL_H
+#define LIBINTEGRITY_INTERNAL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "libintegrity.h"
+
+/* The library builds with -fvisibility=hidden; public symbols say so. */
+#define INTEGRITY_EXPORT __attribute__((visibility("default")))
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+/* snprintf for names and paths: -ENAMETOOLONG instead of a truncated one. */
+static inline __attribute__((format(printf, 3, 4))) int
+path_printf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+static inline uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t get_be48(const uint8_t *p)
+{
+	return (uint64_t)get_be16(p) << 32 | get_be32(p + 2);
+}
+
+static inline uint64_t get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+static inline void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+	put_be16(p, (uint16_t)(v >> 16));
+	put_be16(p + 2, (uint16_t)v);
+}
+
+static inline void put_be48(uint8_t *p, uint64_t v)
+{
+	put_be16(p, (uint16_t)(v >> 32));
+	put_be32(p + 2, (uint32_t)v);
+}
+
+static inline void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+#endif

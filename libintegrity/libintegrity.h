@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libintegrity: Linux block-layer data integrity (T10 PI / DIF / DIX, NVMe
+ * end-to-end protection) and extended device numbers, from user space.
+ *
+ * Every function that can fail returns 0 (or a count) on success and a
+ * negative errno on failure.  The library never prints and never exits.
+ * Symbols are versioned (LIBINTEGRITY_0.1, ...); handles are opaque.
+ */
+#ifndef LIBINTEGRITY_H
+#define LIBINTEGRITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBINTEGRITY_VERSION_MAJOR 0
+#define LIBINTEGRITY_VERSION_MINOR 1
+
+/* The library's version string, e.g. "0.1.0". */
+const char *integrity_version(void);
+
+/* ------------------------------------------------------------------------
+ * Checksums
+ * ------------------------------------------------------------------------ */
+
+/* CRC16 T10-DIF: poly 0x8BB7, init 0, no reflection, no final xor.
+ * Pass 0 to start, the previous result to continue. */
+uint16_t integrity_crc16_t10dif(uint16_t crc, const void *buf, size_t len);
+
+/* CRC32C (Castagnoli), as NVMe's 32-bit guard and iSCSI use it.  zlib
+ * style: pass 0 to start, the previous result to continue. */
+uint32_t integrity_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* CRC64-NVMe (Rocksoft polynomial 0xAD93D23594C93659, reflected, init and
+ * xorout all ones).  zlib style, like integrity_crc32c(). */
+uint64_t integrity_crc64_nvme(uint64_t crc, const void *buf, size_t len);
+
+/* The IP checksum of the T10-DIF-TYPE*-IP profiles, as a host-order value
+ * whose big-endian bytes are the guard tag. */
+uint16_t integrity_ip_checksum(const void *buf, size_t len);
+
+/* Name of the CRC implementation in use: "generic", "pclmul" or "vpclmul".
+ * Chosen once, at first use; INTEGRITY_FORCE_GENERIC=1 in the environment
+ * forces "generic". */
+const char *integrity_crc_implementation(void);
+
+/* ------------------------------------------------------------------------
+ * Protection information profiles
+ * ------------------------------------------------------------------------ */
+
+enum integrity_guard {
+	INTEGRITY_GUARD_NONE = 0,
+	INTEGRITY_GUARD_CRC16,	/* CRC16 T10-DIF, 8-byte tuple */
+	INTEGRITY_GUARD_IP,	/* IP checksum, 8-byte tuple (DIX only) */
+	INTEGRITY_GUARD_CRC32C,	/* NVMe 32-bit guard, 16-byte tuple */
+	INTEGRITY_GUARD_CRC64,	/* NVMe 64-bit guard, 16-byte tuple */
+};
+
+/* Escape values: a tuple carrying them is not checked. */
+#define INTEGRITY_APP_ESCAPE		0xFFFFu
+#define INTEGRITY_REF_ESCAPE_32		0xFFFFFFFFu
+#define INTEGRITY_REF_ESCAPE_48		0xFFFFFFFFFFFFull
+#define INTEGRITY_REF_ESCAPE_64		0xFFFFFFFFFFFFFFFFull
+
+struct integrity_profile;
+
+/* Look a profile up by name: every name the kernel writes to
+ * /sys/block/<disk>/integrity/format (T10-DIF-TYPE1-CRC, T10-DIF-TYPE3-IP,
+ * EXT-DIF-TYPE1-CRC64, nop, ...), the Type 2 forms (T10-DIF-TYPE2-CRC, ...),
+ * and the NVMe forms NVME-TYPE<n>-CRC16|CRC32C|CRC64.  Case-insensitive.
+ * NULL when unknown. */
+const struct integrity_profile *integrity_profile_by_name(const char *name);
+
+/* The profile with this guard and type (1..3), or NULL. */
+const struct integrity_profile *integrity_profile_find(enum integrity_guard guard,
+						       unsigned type);
+
+/* Iterate over all profiles: index 0, 1, ... until NULL. */
+const struct integrity_profile *integrity_profile_at(size_t index);
+
+const char *integrity_profile_name(const struct integrity_profile *p);
+enum integrity_guard integrity_profile_guard(const struct integrity_profile *p);
+/* 1, 2 or 3; 0 for nop. */
+unsigned integrity_profile_type(const struct integrity_profile *p);
+/* Bytes of the PI tuple: 8 or 16; 0 for nop. */
+unsigned integrity_profile_tuple_size(const struct integrity_profile *p);
+/* Width of the reference tag in bits: 32, 48 or 64; 0 for nop. */
+unsigned integrity_profile_ref_bits(const struct integrity_profile *p);
+const char *integrity_guard_name(enum integrity_guard guard);	/* "crc16" ... */
+
+/* ------------------------------------------------------------------------
+ * Generate / verify / inject
+ * ------------------------------------------------------------------------ */
+
+enum integrity_layout {
+	INTEGRITY_LAYOUT_DIF = 0,	/* data and metadata interleaved per block */
+	INTEGRITY_LAYOUT_DIX,		/* data and metadata in separate buffers */
+};
+
+enum integrity_pi_position {
+	INTEGRITY_PI_LAST = 0,		/* tuple in the last bytes of the metadata */
+	INTEGRITY_PI_FIRST,		/* tuple in the first bytes (NVMe PIL=1) */
+};
+
+enum integrity_tag {
+	INTEGRITY_TAG_GUARD = 0,
+	INTEGRITY_TAG_APP,
+	INTEGRITY_TAG_REF,
+	INTEGRITY_TAG_DATA,		/* inject only: flip a data byte */
+};
+
+const char *integrity_tag_name(enum integrity_tag tag);	/* "guard" ... */
+int integrity_tag_from_name(const char *name, enum integrity_tag *tag);
+
+/* The geometry and tags of a protected stream.  Zero-initialise, then set
+ * what differs from the defaults. */
+struct integrity_pi_params {
+	const struct integrity_profile *profile;	/* required */
+	uint32_t interval;		/* data bytes per block; power of two >= 512 */
+	uint32_t metadata_size;		/* bytes of metadata per block; 0 = tuple size */
+	enum integrity_pi_position pi_position;
+	enum integrity_layout layout;
+	uint64_t seed;			/* reference tag of block 0 (LBA for Type 1) */
+	uint16_t app_tag;		/* generated application tag */
+	uint16_t app_mask;		/* bits of it checked on verify; 0 = unchecked */
+};
+
+struct integrity_pi_ctx;
+
+/* Validates the parameters once: -EINVAL for a bad interval, a metadata
+ * size smaller than the tuple, a nop profile; -ENOMEM. */
+int integrity_pi_ctx_new(struct integrity_pi_ctx **ctx, const struct integrity_pi_params *params);
+void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx);
+const struct integrity_pi_params *integrity_pi_ctx_params(const struct integrity_pi_ctx *ctx);
+
+/* Bytes of one block in the data buffer: interval + metadata for DIF,
+ * interval for DIX. */
+size_t integrity_pi_data_stride(const struct integrity_pi_ctx *ctx);
+/* Bytes of metadata per block (the metadata buffer's stride for DIX). */
+size_t integrity_pi_metadata_size(const struct integrity_pi_ctx *ctx);
+
+/* One mismatch found by verify. */
+struct integrity_pi_error {
+	uint64_t block;		/* index from the first block of the run */
+	uint64_t lba;		/* seed + first_block + block: the LBA in intervals */
+	enum integrity_tag tag;	/* guard, app or ref */
+	uint64_t expected;
+	uint64_t found;
+};
+
+/*
+ * Generate PI for nblocks blocks.  DIF: data holds nblocks strides of
+ * interval + metadata and md must be NULL.  DIX: data holds nblocks
+ * intervals and md nblocks metadata entries.  first_block is the index of
+ * the first block from the start of the stream: the reference tag is
+ * seed + first_block + i (Types 1 and 2); 0 for Type 3.  Bytes of the
+ * metadata outside the tuple are left as they are.
+ */
+int integrity_pi_generate(const struct integrity_pi_ctx *ctx, void *data, void *md,
+			  uint64_t nblocks, uint64_t first_block);
+
+/*
+ * Verify nblocks blocks laid out as for generate.  Returns the number of
+ * bad tags found (0 when clean) or a negative errno.  Up to max_errors
+ * records are written to errors (which may be NULL when max_errors is 0);
+ * with stop_at_first, verification stops after the first bad block.
+ * A block has at most one record per tag; tags are checked guard, app, ref.
+ */
+int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx, const void *data,
+			    const void *md, uint64_t nblocks, uint64_t first_block,
+			    struct integrity_pi_error *errors, size_t max_errors,
+			    bool stop_at_first);
+
+/*
+ * Corrupt one block in place, for tests: INTEGRITY_TAG_GUARD, _APP and _REF
+ * invert that tag's bits (app: never into the escape value), _DATA flips
+ * the bits of the block's first data byte.  block is relative to data/md.
+ */
+int integrity_pi_inject(const struct integrity_pi_ctx *ctx, void *data, void *md,
+			uint64_t block, enum integrity_tag tag);
+
+/* Read the tags of one block (for reports).  Any output may be NULL. */
+int integrity_pi_read_tuple(const struct integrity_pi_ctx *ctx, const void *data,
+			    const void *md, uint64_t block, uint64_t *guard,
+			    uint16_t *app, uint64_t *ref);
+
+/* ------------------------------------------------------------------------
+ * Block devices: sysfs, the kernel's integrity profile and policy
+ * ------------------------------------------------------------------------ */
+
+/* Where devices are read from: the live system, or a saved sysfs tree. */
+struct integrity_context;
+
+/* sysfs_root NULL means "/sys".  With another root, udev is not asked. */
+int integrity_context_new(struct integrity_context **ctx, const char *sysfs_root);
+void integrity_context_free(struct integrity_context *ctx);
+
+struct integrity_device;
+
+/* A disk or partition by kernel name ("sdb", "nvme0n1p3"), device path
+ * ("/dev/sdb", a /dev/disk/by-* link) or number ("259:3").  -ENODEV when
+ * there is no such block device. */
+int integrity_device_new(struct integrity_context *ctx, const char *spec,
+			 struct integrity_device **dev);
+void integrity_device_free(struct integrity_device *dev);
+
+/* Every disk, each followed by its partitions in partition-number order;
+ * the array and its devices are freed with integrity_device_list_free(). */
+int integrity_device_list(struct integrity_context *ctx, struct integrity_device ***devs,
+			  size_t *count);
+void integrity_device_list_free(struct integrity_device **devs, size_t count);
+
+const char *integrity_device_name(const struct integrity_device *dev);
+/* The whole disk's kernel name (the device's own for a disk). */
+const char *integrity_device_disk_name(const struct integrity_device *dev);
+/* Partition number; 0 for a whole disk. */
+unsigned integrity_device_partno(const struct integrity_device *dev);
+unsigned integrity_device_major(const struct integrity_device *dev);
+unsigned integrity_device_minor(const struct integrity_device *dev);
+/* True when the number is in the extended range (blkext, major 259):
+ * dynamic, handed out in probe order, not stable across boots. */
+bool integrity_device_is_extended(const struct integrity_device *dev);
+/* "scsi", "nvme", "virtio", "loop", "dm", "md", "mmc", ... or "" */
+const char *integrity_device_transport(const struct integrity_device *dev);
+uint64_t integrity_device_size(const struct integrity_device *dev);	/* bytes */
+/* Logical block size in bytes (0 when unknown). */
+unsigned integrity_device_logical_block_size(const struct integrity_device *dev);
+
+/* The kernel's integrity state of the device's disk (partitions share it). */
+struct integrity_kernel_state {
+	char format[32];		/* profile name, "none" without one */
+	unsigned interval;		/* protection_interval_bytes, 0 if none */
+	unsigned tag_size;
+	int read_verify;		/* 0, 1, or -1 when absent */
+	int write_generate;		/* 0, 1, or -1 when absent */
+	int device_capable;		/* device_is_integrity_capable, -1 if absent */
+};
+int integrity_device_kernel_state(const struct integrity_device *dev,
+				  struct integrity_kernel_state *state);
+
+/* The protection type the device itself is formatted with: 0 (none) to 3,
+ * from the SCSI disk's protection_type or the NVMe namespace's DPS;
+ * -ENODATA when the transport does not say, other -errno on failure. */
+int integrity_device_pi_type(const struct integrity_device *dev);
+
+/* The best stable name: a /dev/disk/by-id link (WWN first), else by-path or
+ * by-partuuid; from udev's database when available, else computed from the
+ * device's world-wide identifier in sysfs.  NULL when there is none. */
+const char *integrity_device_stable_name(const struct integrity_device *dev);
+
+/* Change the kernel's per-disk policy: 1 on, 0 off, -1 leave as is.
+ * -EOPNOTSUPP when the disk has no integrity profile; -EINVAL for a
+ * partition (the policy belongs to the whole disk). */
+int integrity_device_set_policy(const struct integrity_device *dev, int read_verify,
+				int write_generate);
+
+/* ------------------------------------------------------------------------
+ * Scrub: check every block of a device, a partition or an image
+ * ------------------------------------------------------------------------ */
+
+enum integrity_scrub_method {
+	INTEGRITY_SCRUB_AUTO = 0,
+	INTEGRITY_SCRUB_DEVICE,		/* the drive checks its medium and PI itself */
+	INTEGRITY_SCRUB_HOST,		/* data and PI come here; tags checked here */
+	INTEGRITY_SCRUB_KERNEL,		/* O_DIRECT reads, the block layer verifies */
+};
+
+const char *integrity_scrub_method_name(enum integrity_scrub_method method);
+int integrity_scrub_method_from_name(const char *name, enum integrity_scrub_method *method);
+
+enum integrity_scrub_error_kind {
+	INTEGRITY_SCRUB_ERR_TAG = 0,	/* a tag did not match: tag, expected, found */
+	INTEGRITY_SCRUB_ERR_PROTECTION,	/* the kernel or device reported a PI error */
+	INTEGRITY_SCRUB_ERR_IO,		/* the block could not be read */
+};
+
+const char *integrity_scrub_error_kind_name(enum integrity_scrub_error_kind kind);
+
+struct integrity_scrub_error {
+	uint64_t lba;			/* whole-device LBA (image: block + seed) */
+	enum integrity_scrub_error_kind kind;
+	enum integrity_tag tag;		/* ERR_TAG */
+	uint64_t expected;		/* ERR_TAG */
+	uint64_t found;			/* ERR_TAG */
+	int err;			/* ERR_PROTECTION, ERR_IO: positive errno */
+	unsigned partno;		/* partition holding the LBA, 0 if none */
+	uint64_t part_offset;		/* LBA inside that partition */
+};
+
+struct integrity_scrub_params {
+	const char *target;		/* block device or image file */
+	enum integrity_scrub_method method;
+	/* Protection described by hand (images, or a device with external
+	 * PI): profile set means "verify here with these parameters". */
+	struct integrity_pi_params pi;
+	const char *pi_file;		/* DIX: metadata in this file */
+	uint64_t range_start;		/* in blocks of the target */
+	uint64_t range_length;		/* 0: to the end */
+	uint64_t rate;			/* bytes per second, 0: unlimited */
+	uint32_t io_size;		/* bytes per request, 0: 1 MiB */
+	unsigned queue_depth;		/* requests in flight, 0: 4 */
+	const char *state_dir;		/* checkpoint directory, NULL: none */
+	bool restart;			/* ignore a saved checkpoint */
+	double duration;		/* seconds of scrubbing per run, 0: no limit */
+	double checkpoint_interval;	/* seconds between checkpoints, 0: 2 */
+};
+
+struct integrity_scrub_progress {
+	uint64_t start;			/* range, in blocks of the target */
+	uint64_t end;
+	uint64_t done;			/* every block below this one is checked */
+	uint64_t resumed_from;		/* where this run started */
+	uint64_t blocks_checked;	/* all runs of this scrub */
+	uint64_t bytes_checked;
+	uint64_t bad_blocks;
+	uint64_t io_errors;
+	double elapsed;			/* seconds spent scrubbing, all runs */
+	double run_elapsed;		/* seconds spent scrubbing, this run */
+};
+
+struct integrity_scrub_callbacks {
+	/* After every request; may be NULL. */
+	void (*progress)(void *data, const struct integrity_scrub_progress *p);
+	/* For every bad block as it is found; may be NULL. */
+	void (*error)(void *data, const struct integrity_scrub_error *e);
+	/* Polled between requests: true stops the scrub, saved. */
+	bool (*should_stop)(void *data);
+	void *data;
+};
+
+struct integrity_scrub;
+
+/* Opens the target, chooses the method, and loads a checkpoint that
+ * matches the target (same identity, capacity, block size and format);
+ * one that does not is discarded and integrity_scrub_note() says why. */
+int integrity_scrub_new(struct integrity_scrub **scrub, struct integrity_context *ctx,
+			const struct integrity_scrub_params *params);
+void integrity_scrub_free(struct integrity_scrub *scrub);
+
+/* 0 when the range was walked to its end, -EINTR when should_stop asked,
+ * -ETIME when the duration ran out (both saved: run again to resume),
+ * another -errno when the scrub could not go on. */
+int integrity_scrub_run(struct integrity_scrub *scrub, const struct integrity_scrub_callbacks *cb);
+
+enum integrity_scrub_method integrity_scrub_get_method(const struct integrity_scrub *scrub);
+/* The stable identity the checkpoint is keyed by (WWN, EUI-64, serial, path). */
+const char *integrity_scrub_identity(const struct integrity_scrub *scrub);
+/* The protection being checked: a profile name, or "none" (read errors only). */
+const char *integrity_scrub_protection(const struct integrity_scrub *scrub);
+uint32_t integrity_scrub_block_size(const struct integrity_scrub *scrub);
+uint64_t integrity_scrub_blocks(const struct integrity_scrub *scrub);	/* of the target */
+/* Whole-device LBA of the target's block 0 (a partition's start). */
+uint64_t integrity_scrub_lba_base(const struct integrity_scrub *scrub);
+/* The checkpoint file, NULL without a state directory. */
+const char *integrity_scrub_state_path(const struct integrity_scrub *scrub);
+/* A remark for the user (a discarded checkpoint, a resumed one), or NULL. */
+const char *integrity_scrub_note(const struct integrity_scrub *scrub);
+const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct integrity_scrub *scrub);
+/* Every bad block found so far, this run and the runs it resumes. */
+const struct integrity_scrub_error *integrity_scrub_errors(const struct integrity_scrub *scrub,
+							   size_t *count);
+
+/* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
+struct integrity_scrub_state {
+	char identity[256];
+	char target[256];
+	char method[16];
+	char protection[32];
+	char status[16];		/* "running", "interrupted", "complete" */
+	uint32_t block_size;
+	uint64_t blocks;
+	struct integrity_scrub_progress progress;
+	int64_t started;		/* Unix time */
+	int64_t updated;
+	size_t nerrors;
+};
+/* Every state file in dir; *states is malloc'ed. */
+int integrity_scrub_states(const char *dir, struct integrity_scrub_state **states, size_t *count);
+
+/* ------------------------------------------------------------------------
+ * What a SCSI disk or an NVMe namespace says about its protection
+ * ------------------------------------------------------------------------ */
+
+struct integrity_scsi_info {
+	bool have_readcap, have_inquiry, have_vpd86, have_control, have_host, have_disk;
+	/* READ CAPACITY(16) */
+	uint64_t last_lba;
+	uint32_t block_length;
+	unsigned prot_en;		/* byte 12 bit 0 */
+	unsigned p_type;		/* byte 12 bits 3:1; 0 means Type 1 */
+	unsigned p_i_exponent;		/* byte 13 bits 7:4 */
+	/* standard INQUIRY */
+	unsigned protect;		/* byte 5 bit 0 */
+	char vendor[9], product[17], revision[5];
+	/* VPD page 0x86, Extended INQUIRY Data */
+	unsigned spt, grd_chk, app_chk, ref_chk;
+	/* Control mode page 0x0A */
+	unsigned ato, atmpe, rwwp, dpicz;
+	/* the host adapter (scsi_host sysfs) */
+	int host_no;
+	unsigned prot_capabilities;	/* DIF1=1 DIF2=2 DIF3=4 DIX0=8 DIX1=0x10 DIX2=0x20 DIX3=0x40 */
+	unsigned prot_guard_type;	/* CRC=1, IP=2 */
+	/* the kernel's view of the disk (scsi_disk sysfs) */
+	int protection_type;
+	char protection_mode[16];
+	int app_tag_own;
+};
+
+/* SCSI commands through SG_IO on /dev/<disk> (needs read access) and the
+ * host's and disk's sysfs attributes.  Whatever could be read is filled
+ * in and flagged; -ENODEV for a device that is not SCSI. */
+int integrity_device_scsi_info(const struct integrity_device *dev, struct integrity_scsi_info *info);
+
+/* "Type 1", "Type 1 and Type 2", ... for the SPT field; NULL if reserved. */
+const char *integrity_scsi_spt_name(unsigned spt);
+/* "DIF1,DIF3,DIX0,..." for prot_capabilities, into buf. */
+const char *integrity_scsi_prot_capabilities_name(unsigned mask, char *buf, size_t len);
+
+struct integrity_nvme_lba_format {
+	uint32_t data_size;		/* bytes: 2^LBADS */
+	uint16_t metadata_size;
+	uint8_t relative_performance;
+	uint8_t guard_bits;		/* 16, 32 or 64 (ELBAF PIF); 16 without ELBAF */
+	uint8_t storage_tag_bits;
+};
+
+struct integrity_nvme_info {
+	uint32_t nsid;
+	uint64_t nsze, ncap, nuse;
+	uint8_t nlbaf;			/* number of formats, 0-based in the spec; here a count */
+	uint8_t flbas, mc, dpc, dps;
+	unsigned format_index;		/* the format in use */
+	bool extended_lba;		/* metadata interleaved with the data (FLBAS bit 4) */
+	bool have_elbaf;		/* the controller reports extended formats (CTRATT.ELBAS) */
+	struct integrity_nvme_lba_format lbaf[64];
+	char model[41], serial[21], firmware[9];
+	uint32_t ctratt;
+	uint32_t max_transfer;		/* bytes per command (MDTS), 0 if unlimited */
+};
+
+/* Identify Controller and Namespace (and the NVM command set's Identify
+ * Namespace for the guard size) on /dev/<disk>.  -ENODEV when not NVMe. */
+int integrity_device_nvme_info(const struct integrity_device *dev, struct integrity_nvme_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBINTEGRITY_H */

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Protection information: profiles as data, one generate loop and one
+ * verify loop parameterised by the guard function and the protection type.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "crc.h"
+#include "internal.h"
+
+struct integrity_profile {
+	const char *name;
+	enum integrity_guard guard;
+	unsigned type;
+};
+
+/* Names the kernel writes to integrity/format, their Type 2 forms, and the
+ * NVMe forms by guard width.  The kernel reports Type 2 as TYPE1. */
+static const struct integrity_profile profiles[] = {
+	{ "T10-DIF-TYPE1-CRC",   INTEGRITY_GUARD_CRC16,  1 },
+	{ "T10-DIF-TYPE2-CRC",   INTEGRITY_GUARD_CRC16,  2 },
+	{ "T10-DIF-TYPE3-CRC",   INTEGRITY_GUARD_CRC16,  3 },
+	{ "T10-DIF-TYPE1-IP",    INTEGRITY_GUARD_IP,     1 },
+	{ "T10-DIF-TYPE2-IP",    INTEGRITY_GUARD_IP,     2 },
+	{ "T10-DIF-TYPE3-IP",    INTEGRITY_GUARD_IP,     3 },
+	{ "EXT-DIF-TYPE1-CRC64", INTEGRITY_GUARD_CRC64,  1 },
+	{ "EXT-DIF-TYPE2-CRC64", INTEGRITY_GUARD_CRC64,  2 },
+	{ "EXT-DIF-TYPE3-CRC64", INTEGRITY_GUARD_CRC64,  3 },
+	{ "NVME-TYPE1-CRC16",    INTEGRITY_GUARD_CRC16,  1 },
+	{ "NVME-TYPE2-CRC16",    INTEGRITY_GUARD_CRC16,  2 },
+	{ "NVME-TYPE3-CRC16",    INTEGRITY_GUARD_CRC16,  3 },
+	{ "NVME-TYPE1-CRC32C",   INTEGRITY_GUARD_CRC32C, 1 },
+	{ "NVME-TYPE2-CRC32C",   INTEGRITY_GUARD_CRC32C, 2 },
+	{ "NVME-TYPE3-CRC32C",   INTEGRITY_GUARD_CRC32C, 3 },
+	{ "NVME-TYPE1-CRC64",    INTEGRITY_GUARD_CRC64,  1 },
+	{ "NVME-TYPE2-CRC64",    INTEGRITY_GUARD_CRC64,  2 },
+	{ "NVME-TYPE3-CRC64",    INTEGRITY_GUARD_CRC64,  3 },
+	{ "nop",                 INTEGRITY_GUARD_NONE,   0 },
+	/* dm-integrity with external tags, up to 6.1: no PI of its own. */
+	{ "DM-DIF-EXT-TAG",      INTEGRITY_GUARD_NONE,   0 },
+};
+
+/* Where the tags sit in a tuple, by guard. */
+struct tuple_layout {
+	unsigned size;
+	unsigned guard_bytes;
+	unsigned app_offset;
+	unsigned ref_offset;
+	unsigned ref_bits;
+};
+
+static const struct tuple_layout tuple_layouts[] = {
+	[INTEGRITY_GUARD_CRC16]  = { 8, 2, 2, 4, 32 },
+	[INTEGRITY_GUARD_IP]     = { 8, 2, 2, 4, 32 },
+	/* Bytes 6-7 are the (unused) storage tag; the reference tag is 64 bits. */
+	[INTEGRITY_GUARD_CRC32C] = { 16, 4, 4, 8, 64 },
+	[INTEGRITY_GUARD_CRC64]  = { 16, 8, 8, 10, 48 },
+};
+
+static const char *const guard_names[] = {
+	[INTEGRITY_GUARD_NONE] = "none",
+	[INTEGRITY_GUARD_CRC16] = "crc16",
+	[INTEGRITY_GUARD_IP] = "ip",
+	[INTEGRITY_GUARD_CRC32C] = "crc32c",
+	[INTEGRITY_GUARD_CRC64] = "crc64",
+};
+
+static const char *const tag_names[] = {
+	[INTEGRITY_TAG_GUARD] = "guard",
+	[INTEGRITY_TAG_APP] = "app",
+	[INTEGRITY_TAG_REF] = "ref",
+	[INTEGRITY_TAG_DATA] = "data",
+};
+
+INTEGRITY_EXPORT const struct integrity_profile *integrity_profile_by_name(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
+		if (strcasecmp(profiles[i].name, name) == 0)
+			return &profiles[i];
+	return NULL;
+}
+
+INTEGRITY_EXPORT const struct integrity_profile *integrity_profile_find(enum integrity_guard guard,
+									unsigned type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(profiles); i++)
+		if (profiles[i].guard == guard && profiles[i].type == type)
+			return &profiles[i];
+	return NULL;
+}
+
+INTEGRITY_EXPORT const struct integrity_profile *integrity_profile_at(size_t index)
+{
+	return index < ARRAY_SIZE(profiles) ? &profiles[index] : NULL;
+}
+
+INTEGRITY_EXPORT const char *integrity_profile_name(const struct integrity_profile *p)
+{
+	return p->name;
+}
+
+INTEGRITY_EXPORT enum integrity_guard integrity_profile_guard(const struct integrity_profile *p)
+{
+	return p->guard;
+}
+
+INTEGRITY_EXPORT unsigned integrity_profile_type(const struct integrity_profile *p)
+{
+	return p->type;
+}
+
+INTEGRITY_EXPORT unsigned integrity_profile_tuple_size(const struct integrity_profile *p)
+{
+	return p->guard == INTEGRITY_GUARD_NONE ? 0 : tuple_layouts[p->guard].size;
+}
+
+INTEGRITY_EXPORT unsigned integrity_profile_ref_bits(const struct integrity_profile *p)
+{
+	return p->guard == INTEGRITY_GUARD_NONE ? 0 : tuple_layouts[p->guard].ref_bits;
+}
+
+INTEGRITY_EXPORT const char *integrity_guard_name(enum integrity_guard guard)
+{
+	return (size_t)guard < ARRAY_SIZE(guard_names) ? guard_names[guard] : "unknown";
+}
+
+INTEGRITY_EXPORT const char *integrity_tag_name(enum integrity_tag tag)
+{
+	return (size_t)tag < ARRAY_SIZE(tag_names) ? tag_names[tag] : "unknown";
+}
+
+INTEGRITY_EXPORT int integrity_tag_from_name(const char *name, enum integrity_tag *tag)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tag_names); i++)
+		if (name && strcmp(name, tag_names[i]) == 0) {
+			*tag = (enum integrity_tag)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+struct integrity_pi_ctx {
+	struct integrity_pi_params p;
+	const struct tuple_layout *t;
+	const struct crc_impl *crc;
+	uint32_t md_size;
+	uint32_t pi_offset;	/* of the tuple inside the metadata */
+	size_t data_stride;
+	uint64_t ref_mask;
+};
+
+INTEGRITY_EXPORT int integrity_pi_ctx_new(struct integrity_pi_ctx **ctxp,
+					  const struct integrity_pi_params *params)
+{
+	const struct integrity_profile *prof = params->profile;
+
+	*ctxp = NULL;
+	if (!prof || prof->guard == INTEGRITY_GUARD_NONE)
+		return -EINVAL;
+	if (params->interval < 512 || (params->interval & (params->interval - 1)))
+		return -EINVAL;
+	if (params->layout != INTEGRITY_LAYOUT_DIF && params->layout != INTEGRITY_LAYOUT_DIX)
+		return -EINVAL;
+	if (params->pi_position != INTEGRITY_PI_LAST && params->pi_position != INTEGRITY_PI_FIRST)
+		return -EINVAL;
+
+	const struct tuple_layout *t = &tuple_layouts[prof->guard];
+	uint32_t md_size = params->metadata_size ? params->metadata_size : t->size;
+	if (md_size < t->size || md_size > params->interval)
+		return -EINVAL;
+
+	struct integrity_pi_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->p = *params;
+	ctx->p.metadata_size = md_size;
+	ctx->t = t;
+	ctx->crc = crc_impl_select();
+	ctx->md_size = md_size;
+	ctx->pi_offset = params->pi_position == INTEGRITY_PI_FIRST ? 0 : md_size - t->size;
+	ctx->data_stride = params->interval + (params->layout == INTEGRITY_LAYOUT_DIF ? md_size : 0);
+	ctx->ref_mask = t->ref_bits == 64 ? UINT64_MAX : (UINT64_C(1) << t->ref_bits) - 1;
+	*ctxp = ctx;
+	return 0;
+}
+
+INTEGRITY_EXPORT void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx)
+{
+	free(ctx);
+}
+
+INTEGRITY_EXPORT const struct integrity_pi_params *integrity_pi_ctx_params(const struct integrity_pi_ctx *ctx)
+{
+	return &ctx->p;
+}
+
+INTEGRITY_EXPORT size_t integrity_pi_data_stride(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->data_stride;
+}
+
+INTEGRITY_EXPORT size_t integrity_pi_metadata_size(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->md_size;
+}
+
+/* The block's data and metadata in either layout. */
+static inline const uint8_t *block_data(const struct integrity_pi_ctx *ctx, const void *data,
+					uint64_t i)
+{
+	return (const uint8_t *)data + i * ctx->data_stride;
+}
+
+static inline const uint8_t *block_md(const struct integrity_pi_ctx *ctx, const void *data,
+				      const void *md, uint64_t i)
+{
+	if (ctx->p.layout == INTEGRITY_LAYOUT_DIF)
+		return block_data(ctx, data, i) + ctx->p.interval;
+	return (const uint8_t *)md + i * ctx->md_size;
+}
+
+/* The guard covers the data and, with the tuple last in a larger metadata
+ * area, the metadata bytes before the tuple (NVMe; Linux 6.12 pi_offset). */
+static inline uint64_t guard_compute(const struct integrity_pi_ctx *ctx, const uint8_t *data,
+				     const uint8_t *md)
+{
+	uint32_t len = ctx->p.interval, prefix = ctx->pi_offset;
+
+	switch (ctx->p.profile->guard) {
+	case INTEGRITY_GUARD_CRC16: {
+		uint16_t crc = ctx->crc->crc16_t10dif(0, data, len);
+		return prefix ? ctx->crc->crc16_t10dif(crc, md, prefix) : crc;
+	}
+	case INTEGRITY_GUARD_CRC32C: {
+		uint32_t crc = ctx->crc->crc32c(0, data, len);
+		return prefix ? ctx->crc->crc32c(crc, md, prefix) : crc;
+	}
+	case INTEGRITY_GUARD_CRC64: {
+		uint64_t crc = ctx->crc->crc64_nvme(0, data, len);
+		return prefix ? ctx->crc->crc64_nvme(crc, md, prefix) : crc;
+	}
+	case INTEGRITY_GUARD_IP: {
+		/* Ones' complement sums of even-length pieces add up. */
+		uint32_t sum = (uint16_t)~ip_checksum(data, len);
+		if (prefix)
+			sum += (uint16_t)~ip_checksum(md, prefix);
+		sum = (sum & 0xFFFF) + (sum >> 16);
+		return (uint16_t)~sum;
+	}
+	case INTEGRITY_GUARD_NONE:
+		break;
+	}
+	return 0;
+}
+
+static inline uint64_t tuple_guard(const struct tuple_layout *t, const uint8_t *tuple)
+{
+	switch (t->guard_bytes) {
+	case 2:
+		return get_be16(tuple);
+	case 4:
+		return get_be32(tuple);
+	default:
+		return get_be64(tuple);
+	}
+}
+
+static inline void tuple_set_guard(const struct tuple_layout *t, uint8_t *tuple, uint64_t v)
+{
+	switch (t->guard_bytes) {
+	case 2:
+		put_be16(tuple, (uint16_t)v);
+		break;
+	case 4:
+		put_be32(tuple, (uint32_t)v);
+		break;
+	default:
+		put_be64(tuple, v);
+	}
+}
+
+static inline uint64_t tuple_ref(const struct tuple_layout *t, const uint8_t *tuple)
+{
+	const uint8_t *p = tuple + t->ref_offset;
+
+	switch (t->ref_bits) {
+	case 32:
+		return get_be32(p);
+	case 48:
+		return get_be48(p);
+	default:
+		return get_be64(p);
+	}
+}
+
+static inline void tuple_set_ref(const struct tuple_layout *t, uint8_t *tuple, uint64_t v)
+{
+	uint8_t *p = tuple + t->ref_offset;
+
+	switch (t->ref_bits) {
+	case 32:
+		put_be32(p, (uint32_t)v);
+		break;
+	case 48:
+		put_be48(p, v);
+		break;
+	default:
+		put_be64(p, v);
+	}
+}
+
+static inline uint64_t expected_ref(const struct integrity_pi_ctx *ctx, uint64_t block)
+{
+	if (ctx->p.profile->type == 3)
+		return 0;
+	return (ctx->p.seed + block) & ctx->ref_mask;
+}
+
+static int check_buffers(const struct integrity_pi_ctx *ctx, const void *data, const void *md)
+{
+	if (!ctx || !data)
+		return -EINVAL;
+	if ((ctx->p.layout == INTEGRITY_LAYOUT_DIX) != (md != NULL))
+		return -EINVAL;
+	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, void *data, void *md,
+					   uint64_t nblocks, uint64_t first_block)
+{
+	int r = check_buffers(ctx, data, md);
+	if (r < 0)
+		return r;
+
+	const struct tuple_layout *t = ctx->t;
+	for (uint64_t i = 0; i < nblocks; i++) {
+		const uint8_t *d = block_data(ctx, data, i);
+		uint8_t *m = (uint8_t *)block_md(ctx, data, md, i);
+		uint8_t *tuple = m + ctx->pi_offset;
+
+		tuple_set_guard(t, tuple, guard_compute(ctx, d, m));
+		put_be16(tuple + t->app_offset, ctx->p.app_tag);
+		if (t->guard_bytes == 4)
+			put_be16(tuple + 6, 0);	/* storage tag */
+		tuple_set_ref(t, tuple, expected_ref(ctx, first_block + i));
+	}
+	return 0;
+}
+
+static inline bool tuple_escaped(const struct integrity_pi_ctx *ctx, uint16_t app, uint64_t ref)
+{
+	if (app != INTEGRITY_APP_ESCAPE)
+		return false;
+	return ctx->p.profile->type != 3 || ref == ctx->ref_mask;
+}
+
+INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx, const void *data,
+					     const void *md, uint64_t nblocks, uint64_t first_block,
+					     struct integrity_pi_error *errors, size_t max_errors,
+					     bool stop_at_first)
+{
+	int r = check_buffers(ctx, data, md);
+	if (r < 0)
+		return r;
+
+	const struct tuple_layout *t = ctx->t;
+	int64_t bad = 0;
+	size_t nerr = 0;
+
+	for (uint64_t i = 0; i < nblocks; i++) {
+		const uint8_t *d = block_data(ctx, data, i);
+		const uint8_t *m = block_md(ctx, data, md, i);
+		const uint8_t *tuple = m + ctx->pi_offset;
+		uint16_t app = get_be16(tuple + t->app_offset);
+		uint64_t ref = tuple_ref(t, tuple);
+
+		if (tuple_escaped(ctx, app, ref))
+			continue;
+
+		struct integrity_pi_error found[3];
+		unsigned n = 0;
+		uint64_t want = guard_compute(ctx, d, m), have = tuple_guard(t, tuple);
+		if (want != have)
+			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
+								  .expected = want, .found = have };
+		if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
+			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
+								  .expected = ctx->p.app_tag, .found = app };
+		if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
+			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
+								  .expected = expected_ref(ctx, first_block + i),
+								  .found = ref };
+		if (!n)
+			continue;
+		for (unsigned k = 0; k < n; k++) {
+			if (nerr < max_errors) {
+				errors[nerr] = found[k];
+				errors[nerr].block = i;
+				errors[nerr].lba = ctx->p.seed + first_block + i;
+				nerr++;
+			}
+		}
+		bad += n;
+		if (stop_at_first)
+			break;
+	}
+	return bad;
+}
+
+INTEGRITY_EXPORT int integrity_pi_read_tuple(const struct integrity_pi_ctx *ctx, const void *data,
+					     const void *md, uint64_t block, uint64_t *guard,
+					     uint16_t *app, uint64_t *ref)
+{
+	int r = check_buffers(ctx, data, md);
+	if (r < 0)
+		return r;
+	const uint8_t *tuple = block_md(ctx, data, md, block) + ctx->pi_offset;
+	if (guard)
+		*guard = tuple_guard(ctx->t, tuple);
+	if (app)
+		*app = get_be16(tuple + ctx->t->app_offset);
+	if (ref)
+		*ref = tuple_ref(ctx->t, tuple);
+	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_pi_inject(const struct integrity_pi_ctx *ctx, void *data, void *md,
+					 uint64_t block, enum integrity_tag tag)
+{
+	int r = check_buffers(ctx, data, md);
+	if (r < 0)
+		return r;
+
+	const struct tuple_layout *t = ctx->t;
+	uint8_t *m = (uint8_t *)block_md(ctx, data, md, block);
+	uint8_t *tuple = m + ctx->pi_offset;
+
+	switch (tag) {
+	case INTEGRITY_TAG_GUARD: {
+		uint64_t mask = t->guard_bytes == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * t->guard_bytes)) - 1;
+		tuple_set_guard(t, tuple, ~tuple_guard(t, tuple) & mask);
+		break;
+	}
+	case INTEGRITY_TAG_APP: {
+		uint16_t app = (uint16_t)~get_be16(tuple + t->app_offset);
+		if (app == INTEGRITY_APP_ESCAPE)	/* an escape would hide the error */
+			app = 0xFF00;
+		put_be16(tuple + t->app_offset, app);
+		break;
+	}
+	case INTEGRITY_TAG_REF:
+		tuple_set_ref(t, tuple, ~tuple_ref(t, tuple) & ctx->ref_mask);
+		break;
+	case INTEGRITY_TAG_DATA:
+		*(uint8_t *)block_data(ctx, data, block) ^= 0xFF;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,20 @@
+# Shared set-up for the command's bats tests.
+load /usr/lib/bats/bats-support/load.bash
+load /usr/lib/bats/bats-assert/load.bash
+
+: "${INTEGRITYCTL:=${BATS_TEST_DIRNAME}/../../integrityctl}"
+
+ictl() {
+	"$INTEGRITYCTL" "$@"
+}
+
+# A file of N random bytes, reproducible per seed.
+random_file() {
+	local path=$1 size=$2 seed=${3:-1}
+	openssl enc -aes-128-ctr -nosalt -pass "pass:$seed" -in /dev/zero 2>/dev/null |
+		head -c "$size" >"$path"
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}

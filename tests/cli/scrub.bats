@@ -1,0 +1,286 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# integrityctl scrub on image files and loop devices: host verification of
+# images, the kernel method's reads, checkpoints and resume, reports, metrics.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+# Background jobs run the binary itself: a backgrounded shell function
+# would put a subshell between the test and the signal.
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	state=$BATS_TEST_TMPDIR/state
+}
+
+teardown() {
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+	[ -z "${bgpid:-}" ] || kill -9 "$bgpid" 2>/dev/null || true
+}
+
+@test "DIF and DIX images, every profile: clean, then exactly the injected blocks" {
+	random_file data 1048576 3	# 2048 blocks of 512, 256 of 4096
+	for prof in T10-DIF-TYPE1-CRC T10-DIF-TYPE3-CRC T10-DIF-TYPE1-IP EXT-DIF-TYPE1-CRC64 \
+		    NVME-TYPE1-CRC32C NVME-TYPE2-CRC16; do
+		for iv in 512 4096; do
+			opts="--format $prof --interval $iv --seed 100"
+			ictl -q pi generate $opts data -o dif
+			ictl -q pi generate $opts data --pi-file pi
+			run ictl scrub -q --no-state $opts dif
+			assert_success
+			run ictl scrub -q --no-state $opts --layout dix --pi-file pi data
+			assert_success
+			ictl -q pi inject $opts --block 7 --tag guard dif
+			ictl -q pi inject $opts --block 200 --tag data dif
+			ictl -q pi inject $opts --block 9 --tag data data --pi-file pi
+			run ictl scrub -J --no-state $opts dif
+			assert_failure 1
+			[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[107,"guard"],[300,"guard"]]' ]
+			[ "$(jq '.bad_blocks' <<<"$output")" -eq 2 ]
+			run ictl scrub -J --no-state $opts --pi-file pi data
+			assert_failure 1
+			[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[109,"guard"]]' ]
+			random_file data 1048576 3
+		done
+	done
+}
+
+@test "the reference tag: a misplaced block is found, with expected and found" {
+	random_file data 262144 4
+	ictl -q pi generate data -o dif
+	# Swap blocks 3 and 4 (a misdirected write): data and PI both intact.
+	dd if=dif of=b3 bs=520 skip=3 count=1 status=none
+	dd if=dif of=b4 bs=520 skip=4 count=1 status=none
+	dd if=b4 of=dif bs=520 seek=3 count=1 conv=notrunc status=none
+	dd if=b3 of=dif bs=520 seek=4 count=1 conv=notrunc status=none
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC dif
+	assert_failure 1
+	[ "$(jq -c '[.errors[] | [.lba, .tag, .expected, .found]]' <<<"$output")" = \
+	  '[[3,"ref","0x3","0x4"],[4,"ref","0x4","0x3"]]' ]
+}
+
+@test "human report, exit codes and no progress bar without a terminal" {
+	random_file data 524288 5
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 10 --tag ref data --pi-file pi
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	assert_output --regexp "10 +ref +0xa +0xfffffff5"
+	assert_output --partial "data: complete, method host, protection T10-DIF-TYPE1-CRC"
+	assert_output --partial "bad blocks 1, I/O errors 0"
+	refute_output --partial "ETA"
+	run ictl scrub --no-state --progress=always --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_output --partial "ETA"
+	run ictl scrub --no-state --progress=sometimes data
+	assert_failure 2
+}
+
+@test "bad arguments exit 2; targets that cannot be scrubbed exit 3" {
+	random_file data 65536 6
+	run ictl scrub --no-state data
+	assert_failure 2
+	assert_output --partial "describe its protection with --format"
+	run ictl scrub --no-state --method magic data
+	assert_failure 2
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --rate fast data
+	assert_failure 2
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --duration soon data
+	assert_failure 2
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 5 data
+	assert_failure 2
+	ictl -q pi generate data -o dif
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 0:1000 dif
+	assert_failure 2
+	assert_output --partial "past the end"
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --layout dix data
+	assert_failure 2
+	run ictl scrub --no-state --interval 4096 data
+	assert_failure 2
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC nonexistent
+	assert_failure 3
+	run ictl scrub --no-state /dev/null
+	assert_failure 3
+	assert_output --partial "not a block device or a regular file"
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --method kernel data
+	assert_failure 3
+	head -c 1000 data >odd
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC odd
+	assert_failure 2
+	assert_output --partial "not a whole number of blocks"
+}
+
+@test "--range in blocks and in bytes" {
+	random_file data 1048576 7
+	ictl -q pi generate data -o dif
+	ictl -q pi inject --block 100 --tag guard dif
+	ictl -q pi inject --block 1500 --tag guard dif
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 1000:1000 dif
+	assert_failure 1
+	[ "$(jq -c '[.range_start, .range_end, .blocks_checked, [.errors[].lba]]' <<<"$output")" = '[1000,2000,1000,[1500]]' ]
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64K dif
+	assert_failure 1
+	[ "$(jq '.blocks_checked' <<<"$output")" -eq 128 ]
+	ictl -q pi generate --interval 4096 data -o dif4k
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --interval 4096 --range 0:2K dif4k
+	assert_failure 2	# not a whole number of 4096-byte blocks
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64 dif
+	assert_success
+	[ "$(jq '.blocks_checked' <<<"$output")" -eq 64 ]
+}
+
+@test "--rate holds the average rate" {
+	random_file data 4194304 8
+	ictl -q pi generate data --pi-file pi
+	start=$(date +%s.%N)
+	run ictl scrub -J --no-state --rate 2M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	end=$(date +%s.%N)
+	# 4 MiB at 2 MiB/s: about two seconds, never much less.
+	awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; exit !(d >= 1.9 && d < 4) }'
+}
+
+@test "SIGINT saves a checkpoint and exits 4; the next run resumes; --restart starts over" {
+	random_file data 16777216 9
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 100 --tag guard data --pi-file pi
+	ictl -q pi inject --block 30000 --tag guard data --pi-file pi
+	"$INTEGRITYCTL" scrub -J --state-dir "$state" --rate 4M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data >first.json &
+	bgpid=$!
+	sleep 1.5
+	kill -INT "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 1 ]	# a bad block was already found, so 1 rather than 4
+	[ "$(jq -r .status first.json)" = interrupted ]
+	done1=$(jq .done first.json)
+	[ "$done1" -gt 100 ] && [ "$done1" -lt 32768 ]
+	grep -q "^status=interrupted" "$state"/*.scrub
+	grep -q "^next=$done1\$" "$state"/*.scrub
+	run ictl scrub --status --state-dir "$state" -r -n
+	assert_output --partial "interrupted"
+	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq .resumed_from <<<"$output")" -eq "$done1" ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 32768 ]
+	[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[100,30000]' ]
+	run --separate-stderr ictl scrub -J --state-dir "$state" --restart --format T10-DIF-TYPE1-CRC --pi-file pi data
+	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+}
+
+@test "SIGINT with nothing found exits 4" {
+	random_file data 8388608 10
+	ictl -q pi generate data --pi-file pi
+	"$INTEGRITYCTL" scrub -q --state-dir "$state" --rate 2M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data &
+	bgpid=$!
+	sleep 1
+	kill -TERM "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 4 ]
+}
+
+@test "kill -9 mid-way: the next run resumes from the checkpoint, no block skipped" {
+	random_file data 16777216 11
+	ictl -q pi generate data --pi-file pi
+	for b in 10 5000 9000 15000 25000 32000; do
+		ictl -q pi inject --block $b --tag guard data --pi-file pi
+	done
+	"$INTEGRITYCTL" scrub -q --state-dir "$state" --rate 3M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data &
+	bgpid=$!
+	sleep 3.5
+	kill -9 "$bgpid"
+	wait "$bgpid" || true
+	bgpid=
+	next=$(sed -n 's/^next=//p' "$state"/*.scrub)
+	[ "$next" -gt 0 ] && [ "$next" -lt 32768 ]
+	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq .resumed_from <<<"$output")" -eq "$next" ]
+	[ "$(jq .done <<<"$output")" -eq 32768 ]
+	# Every bad block exactly once: those before the checkpoint from the first run.
+	[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[10,5000,9000,15000,25000,32000]' ]
+}
+
+@test "--duration stops a slice, saved; the next slice goes on" {
+	random_file data 8388608 12
+	ictl -q pi generate data --pi-file pi
+	run ictl scrub -J --state-dir "$state" --duration 1s --rate 2M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 4
+	[ "$(jq -r .status <<<"$output")" = time-limit ]
+	first=$(jq .done <<<"$output")
+	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	[ "$(jq .resumed_from <<<"$output")" -eq "$first" ]
+}
+
+@test "a checkpoint of another geometry is discarded, with a message" {
+	random_file data 4194304 13
+	ictl -q pi generate data --pi-file pi
+	ictl scrub -q --state-dir "$state" --duration 0.5s --rate 1M --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data || true
+	ictl -q pi generate --format T10-DIF-TYPE3-CRC data --pi-file pi
+	run ictl scrub --state-dir "$state" --format T10-DIF-TYPE3-CRC --pi-file pi data
+	assert_success
+	assert_output --partial "discarded the checkpoint"
+	assert_output --partial "the protection format changed"
+}
+
+@test "metrics: a Prometheus textfile, written atomically, with the right values" {
+	random_file data 1048576 14
+	ictl -q pi generate data -o dif
+	ictl -q pi inject --block 5 --tag guard dif
+	ictl -q pi inject --block 6 --tag ref dif
+	mkdir metrics
+	run ictl scrub --no-state --metrics-dir metrics --format T10-DIF-TYPE1-CRC dif
+	assert_failure 1
+	f=$(ls metrics/*.prom)
+	[ "$(ls metrics | wc -l)" -eq 1 ]
+	grep -q '^integrityctl_scrub_blocks_checked_total{device="dif",identity="file:.*/dif"} 2048$' "$f"
+	grep -q '^integrityctl_scrub_bad_blocks_total{.*} 2$' "$f"
+	grep -q '^integrityctl_scrub_errors_total{.*,kind="guard"} 1$' "$f"
+	grep -q '^integrityctl_scrub_errors_total{.*,kind="ref"} 1$' "$f"
+	grep -q '^integrityctl_scrub_errors_total{.*,kind="io"} 0$' "$f"
+	grep -q '^integrityctl_scrub_completed{.*} 1$' "$f"
+	grep -q '^# TYPE integrityctl_scrub_blocks_checked_total counter$' "$f"
+	last=$(sed -n 's/^integrityctl_scrub_last_success_timestamp_seconds{.*} //p' "$f")
+	[ "$last" -gt 1700000000 ]
+}
+
+@test "the report file is the same as stdout" {
+	random_file data 65536 15
+	ictl -q pi generate data -o dif
+	run ictl scrub -J --no-state --report report.json --format T10-DIF-TYPE1-CRC dif
+	assert_success
+	[ "$(jq -S . report.json)" = "$(jq -S . <<<"$output")" ]
+}
+
+@test "kernel method on a loop device: every block read, I/O errors found" {
+	require_root
+	random_file data 8388608 16
+	loopdev=$(losetup -f --show data)
+	run ictl scrub -J --no-state "$loopdev"
+	assert_success
+	[ "$(jq -r .method <<<"$output")" = kernel ]
+	[ "$(jq -r .protection <<<"$output")" = none ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 16384 ]
+	[ "$(jq -r .identity <<<"$output")" = "loop:$BATS_TEST_TMPDIR/data" ]
+}
+
+@test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
+	require_root
+	truncate -s 32M disk
+	loopdev=$(losetup -f --show disk)
+	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
+	partx -a "$loopdev"
+	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")
+	# Host verification of partition 2 with its PI in a file, generated
+	# against whole-device LBAs (the kernel's Type 1 reference tags).
+	dd if="${loopdev}p2" of=p2.data bs=1M status=none
+	ictl -q pi generate --seed "$start" p2.data --pi-file p2.pi
+	ictl -q pi inject --seed "$start" --block 33 --tag guard p2.data --pi-file p2.pi
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --seed "$start" --pi-file p2.pi "${loopdev}p2"
+	assert_failure 1
+	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = "[[$((start + 33)),\"guard\"]]" ]
+	partx -d "$loopdev"
+}

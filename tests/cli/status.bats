@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# integrityctl status and set: fixture sysfs trees for parsing, and this
+# machine's real block and loop devices.
+
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
+	sys=$BATS_TEST_TMPDIR/sys
+}
+
+teardown() {
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+}
+
+@test "status reads every disk and partition from a sysfs tree" {
+	run ictl status --sysfs-root "$sys" -J
+	assert_success
+	json=$output
+	# Disks in order, partitions nested under their disk.
+	run jq -r '[.blockdevices[].name] | join(" ")' <<<"$json"
+	assert_output "loop0 nvme0n1 sda sdb"
+	run jq -r '.blockdevices[2].children | length' <<<"$json"
+	assert_output 20
+	run jq -c '.blockdevices[2] | [.profile, .interval, .tagsize, ."read-verify", ."write-generate", ."pi-type", .tran, .size, .ext]' <<<"$json"
+	assert_output '["T10-DIF-TYPE1-CRC",512,8,true,true,1,"scsi",1073741824,false]'
+	run jq -c '.blockdevices[1] | [.profile, .interval, .tagsize, .tran, ."maj:min", .ext]' <<<"$json"
+	assert_output '["EXT-DIF-TYPE1-CRC64",4096,16,"nvme","259:10",true]'
+	run jq -c '.blockdevices[3] | [.profile, .interval, ."pi-type", .tran]' <<<"$json"
+	assert_output '["none",null,0,"sata"]'
+	run jq -c '.blockdevices[0] | [.profile, .tran, ."pi-type"]' <<<"$json"
+	assert_output '["none","loop",0]'
+}
+
+@test "partitions from the 16th on have extended numbers and share the disk's profile" {
+	run ictl status --sysfs-root "$sys" -J sda
+	assert_success
+	run jq -c '[.blockdevices[0].children[] | select(.ext) | .name]' <<<"$output"
+	assert_output '["sda16","sda17","sda18","sda19","sda20"]'
+	run ictl status --sysfs-root "$sys" -J sda17
+	assert_success
+	run jq -c '.blockdevices[0] | [.name, ."maj:min", .ext, .profile, .size]' <<<"$output"
+	assert_output '["sda17","259:1",true,"T10-DIF-TYPE1-CRC",1048576]'
+}
+
+@test "stable names from the world-wide identifier when there is no udev database" {
+	run ictl status --sysfs-root "$sys" -r -n -o NAME,STABLE sda sda17 nvme0n1p1
+	assert_success
+	assert_line "sda /dev/disk/by-id/wwn-0x5333333000001f40"
+	assert_line "sda17 /dev/disk/by-id/wwn-0x5333333000001f40-part17"
+	assert_line "nvme0n1p1 /dev/disk/by-id/nvme-nvme.1b36-3132333435-51454d55204e564d65204374726c-00000001-part1"
+}
+
+@test "device given by number; -o, +COL, -r, -n" {
+	run ictl status --sysfs-root "$sys" -r -n -o NAME,MAJ:MIN 259:11
+	assert_success
+	assert_output "nvme0n1p1 259:11"
+	run ictl status --sysfs-root "$sys" -r -o +CAPABLE sdb
+	assert_success
+	assert_line --index 0 "NAME MAJ:MIN EXT TRAN SIZE PROFILE INTERVAL TAGSIZE READ-VERIFY WRITE-GENERATE PI-TYPE STABLE CAPABLE"
+	run ictl status --sysfs-root "$sys" -o name,profile sdb
+	assert_success
+	assert_line --index 1 --regexp "^sdb +none$"
+}
+
+@test "bad columns exit 2; unknown devices exit 3 and the rest is still listed" {
+	run ictl status --sysfs-root "$sys" -o NAME,BOGUS
+	assert_failure 2
+	assert_output --partial "unknown column 'BOGUS'"
+	run ictl status --sysfs-root "$sys" -r -n -o NAME sdb nosuchdisk
+	assert_failure 3
+	assert_output --partial "integrityctl: nosuchdisk: no such block device"
+	assert_output --partial "sdb"
+	run ictl status --sysfs-root "$BATS_TEST_TMPDIR/empty"
+	assert_failure 3
+	run ictl status /etc/passwd
+	assert_failure 3
+	run ictl status --help
+	assert_success
+	assert_output --partial "WRITE-GENERATE"
+	assert_output --partial "protection type the device is formatted with"
+}
+
+@test "set changes the kernel's policy files; refusals are clear" {
+	run ictl set --sysfs-root "$sys" sda read-verify=off
+	assert_success
+	[ "$(cat "$sys/block/sda/integrity/read_verify")" = 0 ]
+	[ "$(cat "$sys/block/sda/integrity/write_generate")" = 1 ]
+	run ictl status --sysfs-root "$sys" -J -o NAME,READ-VERIFY,WRITE-GENERATE sda
+	run jq -c '.blockdevices[0] | [."read-verify", ."write-generate"]' <<<"$output"
+	assert_output '[false,true]'
+	run ictl set --sysfs-root "$sys" sda read-verify=on write-generate=off
+	assert_success
+	assert_output "sda: T10-DIF-TYPE1-CRC, read-verify=on, write-generate=off"
+	run ictl set --sysfs-root "$sys" sdb read-verify=on
+	assert_failure 3
+	assert_output --partial "sdb: has no integrity profile"
+	run ictl set --sysfs-root "$sys" sda3 read-verify=on
+	assert_failure 2
+	assert_output --partial "the policy belongs to the whole disk: use sda"
+	run ictl set --sysfs-root "$sys" sda read-verify=maybe
+	assert_failure 2
+	run ictl set --sysfs-root "$sys" sda verify=on
+	assert_failure 2
+	run ictl set --sysfs-root "$sys" sda
+	assert_failure 2
+	run ictl set --sysfs-root "$sys" nosuch read-verify=on
+	assert_failure 3
+}
+
+@test "status on this machine lists what lsblk -a lists" {
+	run ictl status -r -n -o NAME,MAJ:MIN
+	assert_success
+	ours=$(awk '{print $1, $2}' <<<"$output" | sort)
+	theirs=$(lsblk -a -r -n -o NAME,MAJ:MIN | sort)
+	[ "$ours" = "$theirs" ]
+}
+
+@test "a real loop device with BLKPG partitions: extended numbers, transport, sizes" {
+	require_root
+	truncate -s 64M img
+	loopdev=$(losetup -f --show img)
+	printf 'label: gpt\n,8M\n,8M\n,16M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
+	partx -a "$loopdev"
+	name=${loopdev#/dev/}
+	run ictl status -J "$loopdev"
+	assert_success
+	json=$output
+	run jq -c ".blockdevices[0] | [.name, .tran, .size, .profile, .ext]" <<<"$json"
+	assert_output "[\"$name\",\"loop\",67108864,\"none\",false]"
+	run jq -c "[.blockdevices[0].children[] | [.name, .ext, .size]]" <<<"$json"
+	assert_output "[[\"${name}p1\",true,8388608],[\"${name}p2\",true,8388608],[\"${name}p3\",true,16777216]]"
+	# MAJ:MIN as the kernel has them.
+	for p in 1 2 3; do
+		want=$(cat "/sys/class/block/${name}p$p/dev")
+		run ictl status -r -n -o MAJ:MIN "${loopdev}p$p"
+		assert_output "$want"
+	done
+	partx -d "$loopdev"
+}
+
+@test "show: the kernel's profile, the SCSI host and disk, and partitions, from a sysfs tree" {
+	run ictl show --sysfs-root "$sys" -J sda
+	assert_success
+	json=$output
+	run jq -c '[.name, ."maj:min", .tran, .pi_type, .stable]' <<<"$json"
+	assert_output '["sda","8:0","scsi",1,"/dev/disk/by-id/wwn-0x5333333000001f40"]'
+	run jq -c '.kernel' <<<"$json"
+	assert_output --partial '"format":"T10-DIF-TYPE1-CRC","protection_interval_bytes":512,"tag_size":8,"read_verify":1'
+	run jq -c '.scsi | [.host, .prot_capabilities, .prot_capabilities_text, .prot_guard_type_text, .protection_type, .protection_mode, .app_tag_own]' <<<"$json"
+	assert_output '[0,121,"DIF1,DIX0,DIX1,DIX2,DIX3","CRC",1,"dif1",0]'
+	run jq -c '[.partitions[] | select(.ext) | .name]' <<<"$json"
+	assert_output '["sda16","sda17","sda18","sda19","sda20"]'
+	run ictl show --sysfs-root "$sys" sda
+	assert_success
+	assert_output --regexp "prot_capabilities +0x79 +DIF1,DIX0,DIX1,DIX2,DIX3"
+	run ictl show --sysfs-root "$sys" nvme0n1p1
+	assert_success
+	assert_output --partial "EXT-DIF-TYPE1-CRC64"
+	run ictl show --sysfs-root "$sys" nosuch
+	assert_failure 3
+	run ictl show --sysfs-root "$sys"
+	assert_failure 2
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bats
+# The scrub units: systemd-analyze verify, their sandbox, and what they run.
+
+load helpers
+
+setup() {
+	units=$BATS_TEST_TMPDIR/units
+	mkdir -p "$units"
+	make -C "$TOP_BUILDDIR" -s data/systemd/integrity-scrub@.service \
+		data/systemd/integrity-scrub-all.service data/systemd/integrity-scrub-failed@.service
+	# The built command stands in for the installed one, which verify looks for.
+	for f in "$TOP_BUILDDIR"/data/systemd/*.service "$TOP_SRCDIR"/data/systemd/*.timer; do
+		sed "s|^\(Exec[A-Za-z]*=\)[^ ]*/integrityctl|\1$INTEGRITYCTL|" "$f" >"$units/$(basename "$f")"
+	done
+	cd "$units"
+}
+
+@test "systemd-analyze verify passes on every unit" {
+	run systemd-analyze verify --man=no integrity-scrub@dev-sda.service integrity-scrub@dev-sda.timer \
+		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service
+	assert_success
+	assert_output ""
+}
+
+@test "the scrub service's exposure is at most 2.0" {
+	for unit in integrity-scrub@dev-sda.service integrity-scrub-all.service; do
+		run systemd-analyze security --offline=true "$unit"
+		level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$output")
+		echo "# $unit: exposure $level" >&3
+		awk -v l="$level" 'BEGIN { exit !(l != "" && l <= 2.0) }'
+	done
+}
+
+@test "the instance names the device; resume, stop, failure and schedule are wired" {
+	run systemd-analyze verify --man=no integrity-scrub@dev-disk-by\\x2did-wwn\\x2d0x5000.service
+	assert_success
+	grep -q '^ExecStart=.* scrub --progress=never --state-dir=/var/lib/integrityctl --metrics-dir=/var/lib/integrityctl/metrics %f$' integrity-scrub@.service
+	grep -q '^DeviceAllow=%f r$' integrity-scrub@.service
+	grep -q '^DevicePolicy=closed$' integrity-scrub@.service
+	grep -q '^ProtectSystem=strict$' integrity-scrub@.service
+	grep -q '^PrivateNetwork=yes$' integrity-scrub@.service
+	grep -q '^SuccessExitStatus=4$' integrity-scrub@.service
+	grep -q '^KillSignal=SIGTERM$' integrity-scrub@.service
+	grep -q '^IOSchedulingClass=idle$' integrity-scrub@.service
+	grep -q '^OnFailure=integrity-scrub-failed@%i.service$' integrity-scrub@.service
+	grep -q '^Persistent=true$' integrity-scrub@.timer
+	grep -q '^RandomizedDelaySec=' integrity-scrub@.timer
+	grep -q '^ExecStart=.* scrub --all ' integrity-scrub-all.service
+}
+
+@test "scrub --all with no protected device says so and succeeds" {
+	run ictl scrub --all --no-state
+	assert_success
+	assert_output --partial "no block device has an integrity profile"
+}

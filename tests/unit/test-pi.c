@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The PI engine: profiles, tuple layouts, generate/verify round trips,
+ * injected errors found at the right block and tag, escapes. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "libintegrity.h"
+
+#define NBLOCKS 9
+
+struct buffers {
+	struct integrity_pi_ctx *ctx;
+	uint8_t *data;
+	uint8_t *md;	/* NULL for DIF */
+};
+
+static void fill_random(uint8_t *p, size_t n, unsigned seed)
+{
+	srand(seed);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)rand();
+}
+
+static void buffers_new(struct buffers *b, const struct integrity_pi_params *p, uint64_t nblocks)
+{
+	assert_int_equal(integrity_pi_ctx_new(&b->ctx, p), 0);
+	size_t stride = integrity_pi_data_stride(b->ctx);
+	b->data = malloc(nblocks * stride);
+	assert_non_null(b->data);
+	fill_random(b->data, nblocks * stride, 42);
+	b->md = NULL;
+	if (p->layout == INTEGRITY_LAYOUT_DIX) {
+		b->md = malloc(nblocks * integrity_pi_metadata_size(b->ctx));
+		assert_non_null(b->md);
+		fill_random(b->md, nblocks * integrity_pi_metadata_size(b->ctx), 7);
+	}
+}
+
+static void buffers_free(struct buffers *b)
+{
+	integrity_pi_ctx_free(b->ctx);
+	free(b->data);
+	free(b->md);
+}
+
+static const uint8_t *tuple_of(const struct buffers *b, uint64_t block)
+{
+	const struct integrity_pi_params *p = integrity_pi_ctx_params(b->ctx);
+	size_t mds = integrity_pi_metadata_size(b->ctx);
+	unsigned tuple = integrity_profile_tuple_size(p->profile);
+	const uint8_t *m = p->layout == INTEGRITY_LAYOUT_DIF
+				   ? b->data + block * integrity_pi_data_stride(b->ctx) + p->interval
+				   : b->md + block * mds;
+	return m + (p->pi_position == INTEGRITY_PI_FIRST ? 0 : mds - tuple);
+}
+
+static void test_profile_names(void **state)
+{
+	static const char *const kernel_names[] = {
+		"T10-DIF-TYPE1-CRC", "T10-DIF-TYPE1-IP", "T10-DIF-TYPE3-CRC", "T10-DIF-TYPE3-IP",
+		"EXT-DIF-TYPE1-CRC64", "EXT-DIF-TYPE3-CRC64", "nop", "DM-DIF-EXT-TAG",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_names); i++) {
+		const struct integrity_profile *p = integrity_profile_by_name(kernel_names[i]);
+		assert_non_null(p);
+		assert_string_equal(integrity_profile_name(p), kernel_names[i]);
+	}
+	assert_ptr_equal(integrity_profile_by_name("t10-dif-type1-crc"),
+			 integrity_profile_by_name("T10-DIF-TYPE1-CRC"));
+	assert_null(integrity_profile_by_name("T10-DIF-TYPE4-CRC"));
+	assert_null(integrity_profile_by_name(NULL));
+
+	const struct integrity_profile *p = integrity_profile_by_name("EXT-DIF-TYPE3-CRC64");
+	assert_int_equal(integrity_profile_guard(p), INTEGRITY_GUARD_CRC64);
+	assert_int_equal(integrity_profile_type(p), 3);
+	assert_int_equal(integrity_profile_tuple_size(p), 16);
+	assert_int_equal(integrity_profile_ref_bits(p), 48);
+	p = integrity_profile_by_name("NVME-TYPE2-CRC32C");
+	assert_int_equal(integrity_profile_tuple_size(p), 16);
+	assert_int_equal(integrity_profile_ref_bits(p), 64);
+	assert_int_equal(integrity_profile_type(p), 2);
+	p = integrity_profile_by_name("nop");
+	assert_int_equal(integrity_profile_tuple_size(p), 0);
+	assert_ptr_equal(integrity_profile_find(INTEGRITY_GUARD_IP, 3),
+			 integrity_profile_by_name("T10-DIF-TYPE3-IP"));
+}
+
+static void test_ctx_validation(void **state)
+{
+	struct integrity_pi_ctx *ctx;
+	struct integrity_pi_params p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"),
+					 .interval = 512 };
+
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), 0);
+	assert_int_equal(integrity_pi_data_stride(ctx), 520);
+	assert_int_equal(integrity_pi_metadata_size(ctx), 8);
+	integrity_pi_ctx_free(ctx);
+
+	p.interval = 1000;
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+	assert_null(ctx);
+	p.interval = 256;
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+	p.interval = 4096;
+	p.metadata_size = 4;
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+	p.metadata_size = 0;
+	p.profile = integrity_profile_by_name("nop");
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+	p.profile = NULL;
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+	p.profile = integrity_profile_by_name("EXT-DIF-TYPE1-CRC64");
+	p.metadata_size = 8;	/* smaller than the 16-byte tuple */
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &p), -EINVAL);
+}
+
+/* Every profile x type x interval x layout x PI position x metadata size. */
+static void test_round_trips(void **state)
+{
+	static const uint32_t intervals[] = { 512, 4096 };
+	static const uint32_t extra_md[] = { 0, 8, 48 };
+	const struct integrity_profile *prof;
+	unsigned combos = 0;
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
+		if (!integrity_profile_tuple_size(prof))
+			continue;
+		for (size_t ii = 0; ii < ARRAY_SIZE(intervals); ii++)
+			for (int layout = 0; layout < 2; layout++)
+				for (int pos = 0; pos < 2; pos++)
+					for (size_t mi = 0; mi < ARRAY_SIZE(extra_md); mi++) {
+						struct integrity_pi_params p = {
+							.profile = prof,
+							.interval = intervals[ii],
+							.metadata_size = integrity_profile_tuple_size(prof) +
+									 extra_md[mi],
+							.layout = (enum integrity_layout)layout,
+							.pi_position = (enum integrity_pi_position)pos,
+							.seed = 0xFFFFFFF0u + mi,	/* wraps for 32-bit refs */
+							.app_tag = 0x1234,
+							.app_mask = 0xFFFF,
+						};
+						struct buffers b;
+						buffers_new(&b, &p, NBLOCKS);
+						assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md,
+										       NBLOCKS, 100), 0);
+						assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md,
+										     NBLOCKS, 100, NULL,
+										     0, false), 0);
+						/* Verified from another starting block, Types 1 and
+						 * 2 see every reference tag off by one. */
+						int64_t want = integrity_profile_type(prof) == 3 ? 0 : NBLOCKS;
+						assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md,
+										     NBLOCKS, 101, NULL,
+										     0, false), want);
+						buffers_free(&b);
+						combos++;
+					}
+	}
+	assert_int_equal(combos, 18 * 2 * 2 * 2 * 3);
+}
+
+/* Each kind of injected error is found at the right block and tag. */
+static void test_inject_found(void **state)
+{
+	const struct integrity_profile *prof;
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
+		if (!integrity_profile_tuple_size(prof))
+			continue;
+		for (int layout = 0; layout < 2; layout++) {
+			static const enum integrity_tag tags[] = { INTEGRITY_TAG_GUARD, INTEGRITY_TAG_APP,
+								  INTEGRITY_TAG_REF, INTEGRITY_TAG_DATA };
+			for (size_t ti = 0; ti < ARRAY_SIZE(tags); ti++) {
+				struct integrity_pi_params p = {
+					.profile = prof, .interval = 512, .seed = 5000,
+					.layout = (enum integrity_layout)layout,
+					.app_tag = 0x0042, .app_mask = 0xFFFF,
+				};
+				struct buffers b;
+				struct integrity_pi_error errs[8];
+				uint64_t block = 3 + ti;
+
+				buffers_new(&b, &p, NBLOCKS);
+				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+				assert_int_equal(integrity_pi_inject(b.ctx, b.data, b.md, block, tags[ti]), 0);
+				int64_t n = integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, errs,
+								ARRAY_SIZE(errs), false);
+				if (tags[ti] == INTEGRITY_TAG_REF && integrity_profile_type(prof) == 3) {
+					assert_int_equal(n, 0);	/* Type 3 never checks the ref tag */
+				} else {
+					enum integrity_tag want = tags[ti] == INTEGRITY_TAG_DATA
+									  ? INTEGRITY_TAG_GUARD : tags[ti];
+					assert_int_equal(n, 1);
+					assert_int_equal(errs[0].block, block);
+					assert_int_equal(errs[0].lba, 5000 + block);
+					assert_int_equal(errs[0].tag, want);
+					assert_true(errs[0].expected != errs[0].found);
+					if (want == INTEGRITY_TAG_REF)
+						assert_int_equal(errs[0].expected, 5000 + block);
+					if (want == INTEGRITY_TAG_APP)
+						assert_int_equal(errs[0].expected, 0x42);
+				}
+				buffers_free(&b);
+			}
+		}
+	}
+}
+
+/* The tuple's bytes, big-endian, where each guard width puts them. */
+static void test_tuple_layouts(void **state)
+{
+	struct buffers b;
+	struct integrity_pi_params p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"),
+					 .interval = 512, .seed = 0x01020300, .app_tag = 0xBEEF };
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, NULL, NBLOCKS, 4), 0);
+	const uint8_t *t = tuple_of(&b, 0);
+	uint16_t crc = integrity_crc16_t10dif(0, b.data, 512);
+	assert_int_equal(t[0], crc >> 8);
+	assert_int_equal(t[1], crc & 0xFF);
+	assert_memory_equal(t + 2, "\xBE\xEF\x01\x02\x03\x04", 6);
+	buffers_free(&b);
+
+	/* 64-bit guard: guard 8, app 2, 48-bit ref 6. */
+	p.profile = integrity_profile_by_name("EXT-DIF-TYPE1-CRC64");
+	p.seed = 0x0000A1B2C3D4E5F0ull;
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, NULL, NBLOCKS, 1), 0);
+	t = tuple_of(&b, 2);
+	uint64_t crc64 = integrity_crc64_nvme(0, b.data + 2 * integrity_pi_data_stride(b.ctx), 512);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(t[i], (uint8_t)(crc64 >> (56 - 8 * i)));
+	assert_memory_equal(t + 8, "\xBE\xEF\xA1\xB2\xC3\xD4\xE5\xF3", 8);
+	buffers_free(&b);
+
+	/* 32-bit guard: guard 4, app 2, storage tag 2 (zero), 64-bit ref 8. */
+	p.profile = integrity_profile_by_name("NVME-TYPE1-CRC32C");
+	p.seed = 0x0102030405060708ull;
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, NULL, NBLOCKS, 0), 0);
+	t = tuple_of(&b, 0);
+	uint32_t crc32 = integrity_crc32c(0, b.data, 512);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(t[i], (uint8_t)(crc32 >> (24 - 8 * i)));
+	assert_memory_equal(t + 4, "\xBE\xEF\x00\x00\x01\x02\x03\x04\x05\x06\x07\x08", 12);
+	buffers_free(&b);
+
+	/* Type 3 generates a zero reference tag, as the kernel does. */
+	p.profile = integrity_profile_by_name("T10-DIF-TYPE3-CRC");
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, NULL, NBLOCKS, 7), 0);
+	assert_memory_equal(tuple_of(&b, 1) + 4, "\0\0\0\0", 4);
+	buffers_free(&b);
+}
+
+/* With the tuple last in a larger metadata area, the guard also covers the
+ * metadata bytes before it; with the tuple first, only the data. */
+static void test_guard_covers_metadata_prefix(void **state)
+{
+	struct buffers b;
+	struct integrity_pi_params p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"),
+					 .interval = 512, .metadata_size = 16,
+					 .layout = INTEGRITY_LAYOUT_DIX };
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	uint16_t crc = integrity_crc16_t10dif(integrity_crc16_t10dif(0, b.data, 512), b.md, 8);
+	assert_int_equal(b.md[8], crc >> 8);
+	assert_int_equal(b.md[9], crc & 0xFF);
+	b.md[3] ^= 1;	/* a metadata byte before the tuple */
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 1);
+	buffers_free(&b);
+
+	p.pi_position = INTEGRITY_PI_FIRST;
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	crc = integrity_crc16_t10dif(0, b.data, 512);
+	assert_int_equal(b.md[0], crc >> 8);
+	b.md[12] ^= 1;	/* after the tuple: not covered */
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 0);
+	buffers_free(&b);
+}
+
+static void test_escapes(void **state)
+{
+	struct buffers b;
+	struct integrity_pi_params p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"),
+					 .interval = 512, .layout = INTEGRITY_LAYOUT_DIX };
+
+	/* Type 1: an application tag of 0xFFFF disables checking. */
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	b.md[2 * 8 + 0] ^= 0xFF;	/* bad guard */
+	b.md[2 * 8 + 2] = 0xFF;
+	b.md[2 * 8 + 3] = 0xFF;
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 0);
+	buffers_free(&b);
+
+	/* Type 3: only with the reference tag all ones too. */
+	p.profile = integrity_profile_by_name("T10-DIF-TYPE3-CRC");
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	b.md[2 * 8 + 0] ^= 0xFF;
+	b.md[2 * 8 + 2] = 0xFF;
+	b.md[2 * 8 + 3] = 0xFF;
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 1);
+	memset(b.md + 2 * 8 + 4, 0xFF, 4);
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 0);
+	buffers_free(&b);
+
+	/* 64-bit guard Type 3: the 48-bit reference tag all ones. */
+	p.profile = integrity_profile_by_name("EXT-DIF-TYPE3-CRC64");
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	b.md[16 + 0] ^= 0xFF;
+	memset(b.md + 16 + 8, 0xFF, 8);
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 0);
+	buffers_free(&b);
+
+	/* Injecting into the app tag never produces the escape value. */
+	p.profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC");
+	p.app_mask = 0xFFFF;
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 0), 0);
+	assert_int_equal(integrity_pi_inject(b.ctx, b.data, b.md, 4, INTEGRITY_TAG_APP), 0);
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 0, NULL, 0, false), 1);
+	buffers_free(&b);
+}
+
+static void test_error_collection(void **state)
+{
+	struct buffers b;
+	struct integrity_pi_error errs[2];
+	struct integrity_pi_params p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"),
+					 .interval = 512 };
+
+	buffers_new(&b, &p, NBLOCKS);
+	assert_int_equal(integrity_pi_generate(b.ctx, b.data, NULL, NBLOCKS, 0), 0);
+	for (uint64_t blk = 1; blk < NBLOCKS; blk += 2)
+		assert_int_equal(integrity_pi_inject(b.ctx, b.data, NULL, blk, INTEGRITY_TAG_GUARD), 0);
+	/* All counted, only as many recorded as there is room for. */
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, NULL, NBLOCKS, 0, errs, 2, false), 4);
+	assert_int_equal(errs[0].block, 1);
+	assert_int_equal(errs[1].block, 3);
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, NULL, NBLOCKS, 0, errs, 2, true), 1);
+	assert_int_equal(errs[0].block, 1);
+	/* Both guard and reference wrong in one block: two records. */
+	assert_int_equal(integrity_pi_inject(b.ctx, b.data, NULL, 1, INTEGRITY_TAG_REF), 0);
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, NULL, 2, 0, errs, 2, false), 2);
+	assert_int_equal(errs[0].tag, INTEGRITY_TAG_GUARD);
+	assert_int_equal(errs[1].tag, INTEGRITY_TAG_REF);
+	assert_int_equal(errs[1].block, 1);
+	/* A DIX context wants a metadata buffer, a DIF one none. */
+	assert_int_equal(integrity_pi_verify(b.ctx, b.data, b.data, 1, 0, NULL, 0, false), -EINVAL);
+	buffers_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_names),
+		cmocka_unit_test(test_ctx_validation),
+		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_inject_found),
+		cmocka_unit_test(test_tuple_layouts),
+		cmocka_unit_test(test_guard_covers_metadata_prefix),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_error_collection),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

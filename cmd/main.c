@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "change the kernel's read-verify / write-generate policy" },
 	{ "scrub", cmd_scrub, "check every block of a device, partition or image" },
 	{ "pi", cmd_pi, "generate, verify or corrupt protection information in files" },
+	{ "part", cmd_part, "create, delete, list and register many partitions (BLKPG)" },
 };
 
 static void usage(FILE *out)

@@ -231,7 +231,11 @@ static void report_json(FILE *out, struct run *run, int r)
 			json_hex(&j, "expected", e->expected);
 			json_hex(&j, "found", e->found);
 		} else {
+			if (e->tag_known)
+				json_string(&j, "tag", integrity_tag_name(e->tag));
 			json_string(&j, "error", strerror(e->err));
+			if (e->device_status)
+				json_hex(&j, "device_status", e->device_status);
 		}
 		if (e->partno) {
 			json_object_begin(&j, "partition");
@@ -286,6 +290,9 @@ static void report_human(FILE *out, struct run *run, int r)
 			if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
 				line_printf(ln, c_err + 1, "0x%" PRIx64, e->expected);
 				line_printf(ln, c_err + 2, "0x%" PRIx64, e->found);
+			} else if (e->tag_known) {
+				line_printf(ln, c_err + 1, "%s check failed (status 0x%x)", integrity_tag_name(e->tag),
+					    e->device_status);
 			} else {
 				line_printf(ln, c_err + 1, "%s", strerror(e->err));
 			}

@@ -36,7 +36,8 @@ static void field_str(struct out *o, const char *key, const char *value)
 		printf("  %-28s %s\n", key, value ? value : "-");
 }
 
-static void field_u64(struct out *o, const char *key, uint64_t value, const char *meaning)
+/* A number, and its meaning when there is one. */
+static void field_num(struct out *o, const char *key, uint64_t value, bool hex, const char *meaning)
 {
 	if (o->json) {
 		json_u64(&o->j, key, value);
@@ -45,25 +46,24 @@ static void field_u64(struct out *o, const char *key, uint64_t value, const char
 			snprintf(k, sizeof(k), "%s_text", key);
 			json_string(&o->j, k, meaning);
 		}
-	} else {
-		printf("  %-28s %-10" PRIu64 "%s%s\n", key, value, meaning ? " " : "", meaning ? meaning : "");
+		return;
 	}
+	char v[24];
+	snprintf(v, sizeof(v), hex ? "0x%" PRIx64 : "%" PRIu64, value);
+	if (meaning)
+		printf("  %-28s %-10s %s\n", key, v, meaning);
+	else
+		printf("  %-28s %s\n", key, v);
+}
+
+static void field_u64(struct out *o, const char *key, uint64_t value, const char *meaning)
+{
+	field_num(o, key, value, false, meaning);
 }
 
 static void field_hex(struct out *o, const char *key, uint64_t value, const char *meaning)
 {
-	if (o->json) {
-		json_u64(&o->j, key, value);
-		if (meaning) {
-			char k[64];
-			snprintf(k, sizeof(k), "%s_text", key);
-			json_string(&o->j, k, meaning);
-		}
-	} else {
-		char v[24];
-		snprintf(v, sizeof(v), "0x%" PRIx64, value);
-		printf("  %-28s %-10s%s%s\n", key, v, meaning ? " " : "", meaning ? meaning : "");
-	}
+	field_num(o, key, value, true, meaning);
 }
 
 static void show_kernel(struct out *o, const struct integrity_device *dev)
@@ -304,8 +304,8 @@ int cmd_show(int argc, const char **argv)
 			json_u64(&o.j, "pi_type", (uint64_t)t);
 		json_string(&o.j, "stable", stable);
 	} else {
-		printf("%s: %s %s, %s, %u-byte blocks%s%s\n", integrity_device_name(dev), devt,
-		       integrity_device_is_extended(dev) ? "(extended)" : "",
+		printf("%s: %s%s, %s, %u-byte blocks%s%s\n", integrity_device_name(dev), devt,
+		       integrity_device_is_extended(dev) ? " (extended)" : "",
 		       format_size(integrity_device_size(dev), size, sizeof(size)),
 		       integrity_device_logical_block_size(dev), stable ? ", " : "", stable ? stable : "");
 		printf("transport: %s\n", integrity_device_transport(dev));

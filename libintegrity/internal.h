@@ -40,6 +40,20 @@ path_printf(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* A fixed-width, space-padded identifier from a device (INQUIRY, Identify)
+ * as a C string: trailing blanks dropped, anything unprintable as '?'. */
+static inline void copy_device_string(char *dst, const void *src, size_t n)
+{
+	const char *s = src;
+	size_t len = n;
+
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\0'))
+		len--;
+	for (size_t i = 0; i < len; i++)
+		dst[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+	dst[len] = '\0';
+}
+
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 

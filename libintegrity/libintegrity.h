@@ -284,10 +284,12 @@ const char *integrity_scrub_error_kind_name(enum integrity_scrub_error_kind kind
 struct integrity_scrub_error {
 	uint64_t lba;			/* whole-device LBA (image: block + seed) */
 	enum integrity_scrub_error_kind kind;
-	enum integrity_tag tag;		/* ERR_TAG */
+	enum integrity_tag tag;		/* ERR_TAG; ERR_PROTECTION when tag_known */
+	bool tag_known;			/* ERR_PROTECTION: the device named the failed check */
 	uint64_t expected;		/* ERR_TAG */
 	uint64_t found;			/* ERR_TAG */
 	int err;			/* ERR_PROTECTION, ERR_IO: positive errno */
+	uint32_t device_status;		/* NVMe status (SCT << 8 | SC) or SCSI category, 0 if none */
 	unsigned partno;		/* partition holding the LBA, 0 if none */
 	uint64_t part_offset;		/* LBA inside that partition */
 };

@@ -42,17 +42,6 @@ int nvme_pi_type(const char *disk)
 	return r < 0 ? r : ns.dps & NVME_NS_DPS_PI_MASK;
 }
 
-static void copy_id(char *dst, const char *src, size_t n)
-{
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-	for (size_t i = n; i > 0 && (dst[i - 1] == ' ' || dst[i - 1] == '\0'); i--)
-		dst[i - 1] = '\0';
-	for (char *p = dst; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			*p = '?';
-}
-
 INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *dev,
 						struct integrity_nvme_info *info)
 {
@@ -94,9 +83,9 @@ INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *d
 	}
 
 	if (nvme_result(nvme_identify_ctrl(fd, &ctrl)) == 0) {
-		copy_id(info->model, ctrl.mn, sizeof(ctrl.mn));
-		copy_id(info->serial, ctrl.sn, sizeof(ctrl.sn));
-		copy_id(info->firmware, ctrl.fr, sizeof(ctrl.fr));
+		copy_device_string(info->model, ctrl.mn, sizeof(ctrl.mn));
+		copy_device_string(info->serial, ctrl.sn, sizeof(ctrl.sn));
+		copy_device_string(info->firmware, ctrl.fr, sizeof(ctrl.fr));
 		info->ctratt = le32toh(ctrl.ctratt);
 		/* MDTS is a power of two of the minimum page size; 4 KiB assumed. */
 		info->max_transfer = ctrl.mdts ? 4096u << ctrl.mdts : 0;

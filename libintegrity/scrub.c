@@ -331,6 +331,7 @@ INTEGRITY_EXPORT void integrity_scrub_free(struct integrity_scrub *s)
 		close(s->md_fd);
 	if (s->pt_fd >= 0)
 		close(s->pt_fd);
+	scrub_passthrough_free(s);
 	integrity_pi_ctx_free(s->pi);
 	integrity_device_free(s->dev);
 	free(s->parts);
@@ -435,7 +436,7 @@ int scrub_verify(struct integrity_scrub *s, uint64_t lba, uint32_t n, const void
 		uint64_t last = UINT64_MAX;
 		for (int64_t i = 0; i < bad; i++) {
 			struct integrity_scrub_error e = {
-				.lba = s->lba_base + errs[i].lba,
+				.lba = errs[i].lba,
 				.kind = INTEGRITY_SCRUB_ERR_TAG,
 				.tag = errs[i].tag,
 				.expected = errs[i].expected,
@@ -481,7 +482,7 @@ static uint32_t blocks_per_request(const struct integrity_scrub *s)
 
 /* Sleep as long as the rate limit asks, in short steps so that a stop
  * request is seen quickly. */
-static void throttle(struct integrity_scrub *s, uint64_t bytes_submitted)
+void scrub_throttle(struct integrity_scrub *s, uint64_t bytes_submitted)
 {
 	if (!s->params.rate)
 		return;
@@ -601,7 +602,7 @@ static int walk_uring(struct integrity_scrub *s, struct slot *slots, unsigned de
 			struct slot *sl = &slots[(head + inflight) % depth];
 			sl->lba = next;
 			sl->nblocks = (uint32_t)(s->progress.end - next < per ? s->progress.end - next : per);
-			throttle(s, submitted_bytes);
+			scrub_throttle(s, submitted_bytes);
 			submit_slot(s, &ring, sl, (head + inflight) % depth);
 			submitted_bytes += slot_data_bytes(s, sl);
 			next += sl->nblocks;
@@ -656,7 +657,7 @@ static int walk_plain(struct integrity_scrub *s, struct slot *sl, uint32_t per)
 	while (s->progress.done < s->progress.end && !s->stop_requested && !s->out_of_time) {
 		sl->lba = s->progress.done;
 		sl->nblocks = (uint32_t)(s->progress.end - sl->lba < per ? s->progress.end - sl->lba : per);
-		throttle(s, submitted_bytes);
+		scrub_throttle(s, submitted_bytes);
 		submitted_bytes += slot_data_bytes(s, sl);
 		sl->res = read_range(s, sl->lba, sl->nblocks, sl->data, sl->md);
 		int r = process_slot(s, sl);

@@ -59,8 +59,12 @@ struct integrity_scrub {
 double scrub_now(void);
 /* Record a bad block (fills in its partition) and tell the caller. */
 int scrub_record(struct integrity_scrub *s, struct integrity_scrub_error *e);
-/* Verify blocks read for the host method; records every bad block. */
-int scrub_verify(struct integrity_scrub *s, uint64_t lba, uint32_t n, const void *data,
+/* Sleep as long as --rate asks before submitting more. */
+void scrub_throttle(struct integrity_scrub *s, uint64_t bytes_submitted);
+/* Verify blocks read for the host method; first_block is the LBA the
+ * reference tags count from (with the context's seed).  Records every bad
+ * block. */
+int scrub_verify(struct integrity_scrub *s, uint64_t first_block, uint32_t n, const void *data,
 		 const void *md);
 /* For walks that do their own I/O: account n blocks from lba as checked,
  * then progress, checkpoint, stop and time-budget checks. */
@@ -79,5 +83,6 @@ enum integrity_scrub_method scrub_auto_method(struct integrity_scrub *s,
 int scrub_passthrough_open(struct integrity_scrub *s, const struct integrity_device *dev,
 			   const struct integrity_scrub_params *p);
 int scrub_passthrough_walk(struct integrity_scrub *s);
+void scrub_passthrough_free(struct integrity_scrub *s);
 
 #endif

@@ -10,18 +10,6 @@
 
 #include "device.h"
 
-static void copy_field(char *dst, const uint8_t *src, size_t n)
-{
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-	for (size_t i = n; i > 0 && (dst[i - 1] == ' ' || dst[i - 1] == '\0'); i--)
-		dst[i - 1] = '\0';
-	/* Device-supplied: keep it printable. */
-	for (char *p = dst; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			*p = '?';
-}
-
 /* The host number from the disk's place in the device tree (.../hostN/...). */
 static int scsi_host_number(const struct integrity_device *dev)
 {
@@ -94,9 +82,9 @@ INTEGRITY_EXPORT int integrity_device_scsi_info(const struct integrity_device *d
 	if (sg_ll_inquiry(fd, false, false, 0, buf, 96, false, 0) == 0) {
 		info->have_inquiry = true;
 		info->protect = buf[5] & 1;
-		copy_field(info->vendor, buf + 8, 8);
-		copy_field(info->product, buf + 16, 16);
-		copy_field(info->revision, buf + 32, 4);
+		copy_device_string(info->vendor, buf + 8, 8);
+		copy_device_string(info->product, buf + 16, 16);
+		copy_device_string(info->revision, buf + 32, 4);
 	}
 	memset(buf, 0, sizeof(buf));
 	if (sg_ll_inquiry(fd, false, true, 0x86, buf, 64, false, 0) == 0 && buf[1] == 0x86) {

@@ -258,7 +258,7 @@ teardown() {
 @test "kernel method on a loop device: every block read, I/O errors found" {
 	require_root
 	random_file data 8388608 16
-	loopdev=$(losetup -f --show data)
+	loopdev=$(losetup -P -f --show data)
 	run ictl scrub -J --no-state "$loopdev"
 	assert_success
 	[ "$(jq -r .method <<<"$output")" = kernel ]
@@ -270,7 +270,7 @@ teardown() {
 @test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
 	require_root
 	truncate -s 32M disk
-	loopdev=$(losetup -f --show disk)
+	loopdev=$(losetup -P -f --show disk)
 	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
 	partx -a "$loopdev"
 	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")

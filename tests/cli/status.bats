@@ -121,7 +121,7 @@ teardown() {
 @test "a real loop device with BLKPG partitions: extended numbers, transport, sizes" {
 	require_root
 	truncate -s 64M img
-	loopdev=$(losetup -f --show img)
+	loopdev=$(losetup -P -f --show img)
 	printf 'label: gpt\n,8M\n,8M\n,16M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
 	partx -a "$loopdev"
 	name=${loopdev#/dev/}

@@ -28,7 +28,7 @@ VM_MODULES="scsi_debug sd_mod sg t10-pi crc-t10dif crct10dif_generic crct10dif-p
  crc64 crc64-rocksoft crc64_rocksoft_generic nvme nvme-core dm-mod dm-flakey
  dm-integrity loop"
 # Host programs copied into every initramfs, with their libraries.
-VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme"
+VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme dmsetup"
 
 vm_log() { echo "# $*" >&2; }
 vm_die() { echo "vm: $*" >&2; exit 1; }
@@ -478,3 +478,24 @@ expect_output() {
 	else echo "FAIL - output lacks /$1/"; VM_HOST_FAILS=$((VM_HOST_FAILS + 1)); fi
 }
 vm_skip() { echo "SKIP: $*"; exit 77; }
+
+# vm_json NAME: the JSON a guest printed with ictl_json NAME; vm_json_status
+# NAME: that command's exit status.
+vm_json() { sed -n "/^JSON-BEGIN $1\$/,/^JSON-END $1 [0-9]*\$/p" <<<"$VM_OUTPUT" | sed '1d;$d'; }
+vm_json_status() { sed -n "s/^JSON-END $1 \([0-9]*\)\$/\1/p" <<<"$VM_OUTPUT"; }
+
+# vm_nvme_poke IMG LBS MS LBA OFFSET: invert one byte of a QEMU NVMe backing
+# image: OFFSET >= 0 in LBA's data, OFFSET < 0 at -OFFSET-1 in its metadata
+# (data of LBA n at n*LBS; metadata at nlbas*LBS + n*MS).
+vm_nvme_poke() {
+	local img=$1 lbs=$2 ms=$3 lba=$4 off=$5 size nlbas pos byte
+	size=$(stat -c %s "$img")
+	nlbas=$((size / (lbs + ms)))
+	if [ "$off" -ge 0 ]; then
+		pos=$((lba * lbs + off))
+	else
+		pos=$((nlbas * lbs + lba * ms - off - 1))
+	fi
+	byte=$(dd if="$img" bs=1 skip="$pos" count=1 status=none | od -An -tu1 | tr -d ' ')
+	printf "\\$(printf %03o $((255 - byte)))" | dd of="$img" bs=1 seek="$pos" conv=notrunc status=none
+}

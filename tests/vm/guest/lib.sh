@@ -108,3 +108,26 @@ vm_show_integrity() {
 		[ -f "$_a" ] && echo "#   integrity/${_a##*/} = $(cat "$_a" 2>/dev/null)"
 	done
 }
+
+# ictl_col DEVICE COLUMN: a column of the device's own row in `status`.
+ictl_col() {
+	integrityctl status -r -n -o "$2" "/dev/$1" | head -n 1
+}
+# ictl_show DEVICE KEY: the value after KEY in `show`.
+ictl_show() {
+	integrityctl show "/dev/$1" | awk -v k="$2" '$1 == k { print $2; exit }'
+}
+# ictl_json NAME CMD...: run CMD and print its stdout between markers, for
+# the host to read with vm_json NAME.
+ictl_json() {
+	_n=$1; shift
+	echo "JSON-BEGIN $_n"
+	"$@"
+	_s=$?
+	echo "JSON-END $_n $_s"
+}
+# Write random data over the first MIB MiB of DISK through the kernel, which
+# generates the PI.
+vm_fill() {
+	dd if=/dev/urandom of="/dev/$1" bs=1M count="$2" oflag=direct 2>/dev/null
+}

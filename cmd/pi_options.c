@@ -25,6 +25,25 @@ struct poptOption pi_option_table[] = {
 	POPT_TABLEEND
 };
 
+static int parse_app_tag(struct integrity_pi_params *p)
+{
+	char tag_s[32], *slash;
+	uint64_t tag, mask = 0xFFFF;
+
+	if (!pi_opts.app_tag)
+		return 0;
+	snprintf(tag_s, sizeof(tag_s), "%s", pi_opts.app_tag);
+	slash = strchr(tag_s, '/');
+	if (slash)
+		*slash = '\0';
+	if (parse_u64(tag_s, &tag) < 0 || tag > 0xFFFF ||
+	    (slash && (parse_u64(slash + 1, &mask) < 0 || mask > 0xFFFF)))
+		return fail(EXIT_USAGE, NULL, 0, "--app-tag: use V or V/MASK, 16-bit values");
+	p->app_tag = (uint16_t)tag;
+	p->app_mask = (uint16_t)mask;
+	return 0;
+}
+
 int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
 {
 	uint64_t v;
@@ -32,10 +51,12 @@ int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
 
 	memset(p, 0, sizeof(*p));
 	if (!name) {
+		/* The device describes its own protection; only the application
+		 * tag to expect can be given. */
 		if (pi_opts.interval || pi_opts.metadata_size || pi_opts.position || pi_opts.seed ||
-		    pi_opts.app_tag || pi_opts.pi_file)
+		    pi_opts.pi_file)
 			return fail(EXIT_USAGE, NULL, 0, "describe the protection with --format PROFILE");
-		return 0;
+		return parse_app_tag(p);
 	}
 	p->profile = integrity_profile_by_name(name);
 	if (!p->profile)
@@ -71,19 +92,9 @@ int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
 	}
 	if (pi_opts.seed && parse_u64(pi_opts.seed, &p->seed) < 0)
 		return fail(EXIT_USAGE, NULL, 0, "--seed '%s': not a number", pi_opts.seed);
-	if (pi_opts.app_tag) {
-		char tag_s[32], *slash;
-		uint64_t tag, mask = 0xFFFF;
-		snprintf(tag_s, sizeof(tag_s), "%s", pi_opts.app_tag);
-		slash = strchr(tag_s, '/');
-		if (slash)
-			*slash = '\0';
-		if (parse_u64(tag_s, &tag) < 0 || tag > 0xFFFF ||
-		    (slash && (parse_u64(slash + 1, &mask) < 0 || mask > 0xFFFF)))
-			return fail(EXIT_USAGE, NULL, 0, "--app-tag: use V or V/MASK, 16-bit values");
-		p->app_tag = (uint16_t)tag;
-		p->app_mask = (uint16_t)mask;
-	}
+	int r = parse_app_tag(p);
+	if (r)
+		return r;
 	p->layout = pi_opts.pi_file ? INTEGRITY_LAYOUT_DIX : INTEGRITY_LAYOUT_DIF;
 	return 0;
 }

@@ -25,7 +25,7 @@ static const struct column_def columns[] = {
 	[COL_INTERVAL] = { "INTERVAL", 4, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "protection interval in bytes" },
 	[COL_TAGSIZE] = { "TAGSIZE", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			  "bytes of protection information per interval" },
+			  "tag bytes per interval the application owns (integrity/tag_size)" },
 	[COL_READ_VERIFY] = { "READ-VERIFY", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
 			      "the kernel verifies PI on reads" },
 	[COL_WRITE_GENERATE] = { "WRITE-GENERATE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,

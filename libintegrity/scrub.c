@@ -459,8 +459,20 @@ static int process_slot(struct integrity_scrub *s, struct slot *sl)
 	int r = 0;
 
 	s->chunk_bad = 0;
-	if (sl->res < 0)
+	if (sl->res < 0) {
 		r = narrow_read_failure(s, sl->lba, sl->nblocks, sl->data, sl->md, sl->res);
+		/* A failure that does not repeat is still reported, at the first
+		 * block of the request that failed. */
+		if (r == 0 && !s->chunk_bad && !s->stop_requested) {
+			struct integrity_scrub_error e = {
+				.lba = s->lba_base + sl->lba,
+				.kind = sl->res == -EILSEQ ? INTEGRITY_SCRUB_ERR_PROTECTION : INTEGRITY_SCRUB_ERR_IO,
+				.err = -sl->res,
+			};
+			s->chunk_bad++;
+			r = scrub_record(s, &e);
+		}
+	}
 	else if (s->pi)
 		r = scrub_verify(s, sl->lba, sl->nblocks, sl->data, sl->md);
 	if (r < 0)

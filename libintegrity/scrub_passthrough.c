@@ -21,6 +21,7 @@
 #define NVME_TIMEOUT_MS 60000
 /* NVMe NLB is 16 bits, 0-based. */
 #define NVME_MAX_BLOCKS 65536u
+#define MAX_PASSTHROUGH_METADATA 2048
 /* Status codes of the NVMe End-to-end check errors (SCT 2). */
 #define NVME_STATUS_MASK 0x7FF
 
@@ -87,6 +88,11 @@ static int open_nvme(struct integrity_scrub *s, const struct integrity_device *d
 	uint32_t per = s->method == INTEGRITY_SCRUB_HOST
 			       ? max_bytes / (pt->lbs + (pt->ni.extended_lba ? pt->ms : 0))
 			       : NVME_MAX_BLOCKS;
+	/* Less than a page of separate metadata per command: Debian's 6.12
+	 * corrupts user memory when a pass-through metadata buffer reaches a
+	 * whole page (seen under QEMU; 2 KiB is safe there). */
+	if (s->method == INTEGRITY_SCRUB_HOST && !pt->ni.extended_lba && per > MAX_PASSTHROUGH_METADATA / pt->ms)
+		per = MAX_PASSTHROUGH_METADATA / pt->ms;
 	pt->max_blocks = per ? (per > NVME_MAX_BLOCKS ? NVME_MAX_BLOCKS : per) : 1;
 
 	const struct integrity_profile *prof = nvme_profile(pt->guard_bits, pt->pi_type);
@@ -100,6 +106,8 @@ static int open_nvme(struct integrity_scrub *s, const struct integrity_device *d
 			.metadata_size = pt->ms,
 			.pi_position = (pt->ni.dps & 8) ? INTEGRITY_PI_FIRST : INTEGRITY_PI_LAST,
 			.layout = pt->ni.extended_lba ? INTEGRITY_LAYOUT_DIF : INTEGRITY_LAYOUT_DIX,
+			.app_tag = s->params.pi.app_tag,
+			.app_mask = s->params.pi.app_mask,
 		};
 		r = integrity_pi_ctx_new(&s->pi, &p);
 		if (r < 0)
@@ -179,7 +187,10 @@ static int device_check(struct integrity_scrub *s, struct passthrough *pt, uint6
 			.slba = lba,
 			.nlb = (__u16)(n - 1),
 			.control = NVME_IO_PRINFO_PRCHK_GUARD |
-				   (pt->pi_type != 3 ? NVME_IO_PRINFO_PRCHK_REF : 0),
+				   (pt->pi_type != 3 ? NVME_IO_PRINFO_PRCHK_REF : 0) |
+				   (s->params.pi.app_mask ? NVME_IO_PRINFO_PRCHK_APP : 0),
+			.apptag = s->params.pi.app_tag,
+			.appmask = s->params.pi.app_mask,
 			.reftag = (__u32)lba,
 			.reftag_u64 = lba,
 			.pif = pif_of(pt->guard_bits),

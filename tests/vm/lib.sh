@@ -499,3 +499,6 @@ vm_nvme_poke() {
 	byte=$(dd if="$img" bs=1 skip="$pos" count=1 status=none | od -An -tu1 | tr -d ' ')
 	printf "\\$(printf %03o $((255 - byte)))" | dd of="$img" bs=1 seek="$pos" conv=notrunc status=none
 }
+
+# A file system to mount (t/format.sh: a mounted partition is refused).
+VM_MODULES="$VM_MODULES ext4"

@@ -122,12 +122,20 @@ ictl_show() {
 ictl_json() {
 	_n=$1; shift
 	echo "JSON-BEGIN $_n"
-	"$@"
+	"$@" 2>/tmp/ictl_json.err
 	_s=$?
 	echo "JSON-END $_n $_s"
+	sed 's/^/#   stderr: /' /tmp/ictl_json.err
 }
-# Write random data over the first MIB MiB of DISK through the kernel, which
-# generates the PI.
-vm_fill() {
-	dd if=/dev/urandom of="/dev/$1" bs=1M count="$2" oflag=direct 2>/dev/null
+# Write random data over all of DISK through the kernel, which generates
+# the PI: blocks never written have no valid PI.
+vm_fill_all() {
+	dd if=/dev/urandom of="/dev/$1" bs=64K oflag=direct 2>/dev/null
+	_n=$(cat "/sys/block/$1/size")
+	_lbs=$(cat "/sys/block/$1/queue/logical_block_size")
+	# The tail that is not a whole 64 KiB.
+	_bs=$((_lbs / 512))
+	_done=$(( (_n / 128) * 128 / _bs ))
+	dd if=/dev/urandom of="/dev/$1" bs="$_lbs" seek="$_done" oflag=direct 2>/dev/null
+	vm_pass "filled $1"
 }

@@ -98,6 +98,7 @@ void json_hex(struct json *j, const char *key, uint64_t value);
 void json_double(struct json *j, const char *key, double value);
 void json_escape(FILE *out, const char *s);
 
+int cmd_format(int argc, const char **argv);
 int cmd_part(int argc, const char **argv);
 int cmd_pi(int argc, const char **argv);
 int cmd_scrub(int argc, const char **argv);

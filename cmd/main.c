@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "scrub", cmd_scrub, "check every block of a device, partition or image" },
 	{ "pi", cmd_pi, "generate, verify or corrupt protection information in files" },
 	{ "part", cmd_part, "create, delete, list and register many partitions (BLKPG)" },
+	{ "format", cmd_format, "turn protection on or off or change its type (erases the device)" },
 };
 
 static void usage(FILE *out)

@@ -623,6 +623,153 @@ struct integrity_nvme_info {
  * Namespace for the guard size) on /dev/<disk>.  -ENODEV when not NVMe. */
 int integrity_device_nvme_info(const struct integrity_device *dev, struct integrity_nvme_info *info);
 
+/* ------------------------------------------------------------------------
+ * Format: turn protection on or off, or change its type (erases the device)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * 1, with the reason in why, when the device (for a whole disk: also any of
+ * its partitions) is mounted, used as swap, held by another block device
+ * (holders/: device mapper, md, LVM) or open exclusively by another program
+ * (an O_EXCL open fails with EBUSY); 0 when none of these; -errno.  For a
+ * saved sysfs tree only holders/ is looked at.
+ */
+int integrity_device_in_use(const struct integrity_device *dev, char *why, size_t len);
+
+enum integrity_format_position {
+	INTEGRITY_FORMAT_PI_DEFAULT = 0,	/* first where the device offers it */
+	INTEGRITY_FORMAT_PI_FIRST,
+	INTEGRITY_FORMAT_PI_LAST,
+};
+
+/* What to format to.  Zero-initialise, then set pi_type and what differs
+ * from the defaults. */
+struct integrity_format_request {
+	unsigned pi_type;		/* 0 (no protection) to 3 */
+	enum integrity_guard guard;	/* NONE: the smallest tuple the device offers */
+	uint32_t block_size;		/* data bytes per logical block; 0: the current */
+	enum integrity_format_position pi_position;	/* NVMe: where the tuple goes */
+	uint32_t pi_interval;		/* SCSI: data bytes per tuple; 0: the block size */
+};
+
+/* A format of the medium: the current one, the one planned, the one read
+ * back afterwards. */
+struct integrity_format_layout {
+	uint32_t block_size;		/* data bytes per logical block */
+	uint64_t blocks;		/* logical blocks; 0 when not known (before formatting) */
+	unsigned pi_type;		/* 0 to 3 */
+	enum integrity_guard guard;	/* NONE without protection */
+	unsigned metadata_size;		/* bytes per block: the NVMe format's, or 8 per
+					 * interval for SCSI with protection */
+	enum integrity_pi_position pi_position;	/* NVMe, with protection */
+	uint32_t pi_interval;		/* data bytes per tuple; 0 without protection */
+	int lba_format;			/* NVMe LBA format index; -1 for SCSI */
+	char profile[32];		/* the kernel's integrity profile; planned: expected */
+	uint32_t kernel_interval;	/* protection_interval_bytes; planned: expected */
+};
+
+/* SCSI: FORMAT UNIT (the 6-byte CDB for every type) and, when the block
+ * length changes, MODE SELECT(10) of the block descriptor before it. */
+struct integrity_format_scsi_cmds {
+	uint8_t cdb[6];
+	uint8_t param[8];		/* parameter list header: short (4 bytes) or long (8) */
+	size_t param_len;
+	unsigned fmtpinfo, pfu, p_i_exponent;
+	bool longlist, fmtdata, cmplst, immed;
+	bool mode_select;		/* mode_cdb and mode_param are to be sent first */
+	uint8_t mode_cdb[10];
+	uint8_t mode_param[16];		/* mode parameter header + short block descriptor */
+	size_t mode_param_len;
+};
+
+/*
+ * Encode FORMAT UNIT for a protection type (FMTPINFO/PFU as SBC maps them:
+ * Type 0 0/0, Type 1 2/0, Type 2 3/0, Type 3 3/1) with 2^p_i_exponent
+ * protection intervals per logical block (the long parameter list header
+ * when not 0), IMMED as asked, FMTDATA set, CMPLST clear (the grown defect
+ * list is kept); and MODE SELECT(10) with a block descriptor of
+ * block_size bytes and 0 blocks (the most the new size allows) when
+ * block_size is not 0.  -EINVAL for a field out of range.  Touches no
+ * device.
+ */
+int integrity_format_scsi_encode(unsigned pi_type, unsigned p_i_exponent, uint32_t block_size,
+				 bool immed, struct integrity_format_scsi_cmds *cmds);
+
+/* NVMe: Format NVM. */
+struct integrity_format_nvme_cmd {
+	uint32_t nsid;
+	unsigned lbaf;			/* LBA format index, 0-63 */
+	unsigned mset;			/* 0: metadata in a separate buffer, as Linux needs */
+	unsigned pi;			/* 0-3 */
+	unsigned pil;			/* 1: the tuple in the first bytes of the metadata */
+	unsigned ses;			/* 0: no secure erase */
+	uint32_t cdw10;			/* LBAF 3:0, MSET 4, PI 7:5, PIL 8, SES 11:9, LBAFU 13:12 */
+};
+
+/*
+ * Choose the LBA format and the Format NVM fields for a request from a
+ * namespace's Identify data: the requested data size (default: the
+ * current), a metadata size that holds the tuple (8 bytes for the 16-bit
+ * guard, 16 for 32/64-bit), the smallest such; no metadata preferred for
+ * Type 0.  -EINVAL for a bad request, -EOPNOTSUPP when the namespace cannot
+ * do it (DPC, MC, ELBAF, no such format); why says which.  Touches no device.
+ */
+int integrity_format_nvme_choose(const struct integrity_nvme_info *info,
+				 const struct integrity_format_request *req,
+				 struct integrity_format_nvme_cmd *cmd, char *why, size_t len);
+
+struct integrity_format_plan;
+
+/*
+ * Read the device's current format (SCSI: READ CAPACITY(16), INQUIRY,
+ * VPD 0x86; NVMe: Identify) and plan the change, checked whole before
+ * anything is written.  -EINVAL: a bad request or a partition (the format
+ * belongs to the disk); -EOPNOTSUPP: the device cannot do it; -ENODEV:
+ * neither SCSI nor NVMe; why says more.  dev must outlive the plan.
+ */
+int integrity_format_plan_new(const struct integrity_device *dev,
+			      const struct integrity_format_request *req,
+			      struct integrity_format_plan **plan, char *why, size_t len);
+void integrity_format_plan_free(struct integrity_format_plan *plan);
+
+const char *integrity_format_plan_transport(const struct integrity_format_plan *plan);	/* "scsi", "nvme" */
+const struct integrity_format_layout *integrity_format_plan_current(const struct integrity_format_plan *plan);
+const struct integrity_format_layout *integrity_format_plan_target(const struct integrity_format_plan *plan);
+/* The commands to be sent; NULL for the other transport. */
+const struct integrity_format_scsi_cmds *integrity_format_plan_scsi(const struct integrity_format_plan *plan);
+const struct integrity_format_nvme_cmd *integrity_format_plan_nvme(const struct integrity_format_plan *plan);
+/* Remarks on what the kernel or host adapter will make of the new format,
+ * index 0, 1, ... until NULL. */
+const char *integrity_format_plan_note(const struct integrity_format_plan *plan, size_t index);
+
+struct integrity_format_progress {
+	const char *phase;		/* "mode select", "format", "rescan" */
+	double elapsed;			/* seconds since the format command was sent */
+	double fraction;		/* 0 to 1, or -1 when the device does not say */
+};
+
+struct integrity_format_callbacks {
+	/* About once a second while the device formats; may be NULL. */
+	void (*progress)(void *data, const struct integrity_format_progress *p);
+	void *data;
+};
+
+/*
+ * Format: refuse a device in use (-EBUSY), open the disk exclusively for
+ * the whole operation, send the commands, wait for the device to finish,
+ * have the kernel re-read the disk (SCSI rescan, partition re-read; NVMe:
+ * the driver rescans, waited for), then read the format back.  Returns 0
+ * when device and kernel are as planned; -EIO when they are not; another
+ * -errno when a command failed (why: the device's sense data or status).
+ */
+int integrity_format_apply(struct integrity_format_plan *plan, const struct integrity_format_callbacks *cb,
+			   char *why, size_t len);
+/* True once the device accepted a command that changes the medium: after
+ * a failure, whether the data may already be gone. */
+bool integrity_format_plan_written(const struct integrity_format_plan *plan);
+/* The format read back by apply; NULL before. */
+const struct integrity_format_layout *integrity_format_plan_result(const struct integrity_format_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# integrityctl format on this machine: option checking, and the devices it
+# refuses before anything is sent (the host kernel has no protected disks;
+# tests/vm/t/format.sh formats real ones).
+
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
+	sys=$BATS_TEST_TMPDIR/sys
+}
+
+teardown() {
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+}
+
+@test "bad values and missing arguments are usage errors (exit 2)" {
+	run ictl format
+	assert_failure 2
+	assert_output --partial "usage: format DEVICE --pi-type"
+	run ictl format sda
+	assert_failure 2
+	assert_output --partial "--pi-type is required"
+	run ictl format sda --pi-type 4
+	assert_failure 2
+	assert_output --partial "--pi-type 4: want 0, 1, 2 or 3"
+	run ictl format sda --pi-type 1 --guard ip
+	assert_failure 2
+	assert_output --partial "--guard ip: want crc16, crc32c or crc64"
+	run ictl format sda --pi-type 1 --pi-position middle
+	assert_failure 2
+	assert_output --partial "--pi-position middle: want first or last"
+	run ictl format sda --pi-type 1 --block-size lots
+	assert_failure 2
+	run ictl format sda --pi-type 1 --frobnicate
+	assert_failure 2
+}
+
+@test "a request that makes no sense whatever the device is refused with exit 2" {
+	run ictl format --sysfs-root "$sys" sda --pi-type 0 --guard crc16
+	assert_failure 2
+	assert_output --partial "needs a protection type"
+	run ictl format --sysfs-root "$sys" sda --pi-type 1 --block-size 1000
+	assert_failure 2
+	assert_output --partial "block size 1000: want a power of two"
+}
+
+@test "partitions, unknown devices and saved sysfs trees are refused with exit 3" {
+	run ictl format --sysfs-root "$sys" sda17 --pi-type 1 --yes
+	assert_failure 3
+	assert_output "integrityctl: sda17: is a partition: a format applies to the whole disk (sda) and erases all of its partitions"
+	run ictl format --sysfs-root "$sys" nosuch --pi-type 1
+	assert_failure 3
+	assert_output "integrityctl: nosuch: no such block device"
+	run ictl format --sysfs-root "$sys" nvme0n1 --pi-type 1 --dry-run
+	assert_failure 3
+	assert_output --partial "a saved sysfs tree"
+}
+
+@test "a loop device has no protection format to change" {
+	require_root
+	truncate -s 8M disk.img
+	loopdev=$(losetup --show -f disk.img) || skip "no loop devices"
+	run ictl format "$loopdev" --pi-type 1 --dry-run
+	assert_failure 3
+	assert_output --partial "is a loop device, neither a SCSI disk nor an NVMe namespace"
+}

@@ -37,7 +37,7 @@ INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, cons
 	ctx->live = strcmp(ctx->root, "/sys") == 0;
 	/* udev's database only describes the live system. */
 	if (ctx->live)
-		ctx->udev = udev_new();
+		ctx->udev = access("/run/udev/data", F_OK) == 0 ? udev_new() : NULL;
 	*ctxp = ctx;
 	return 0;
 }
@@ -116,9 +116,10 @@ static void detect_transport(struct integrity_device *dev)
 	char path[PATH_MAX], real[PATH_MAX];
 	const char *t = "";
 
+	/* The link's target names the bus path; no need to resolve it all. */
 	path_printf(path, sizeof(path), "%s/block/%s", dev->ctx->root, dev->disk);
-	if (!realpath(path, real))
-		real[0] = '\0';
+	ssize_t n = readlink(path, real, sizeof(real) - 1);
+	real[n > 0 ? n : 0] = '\0';
 	if (exists(dev->diskdir, "device/scsi_disk")) {
 		t = strstr(real, "/ata") ? "sata" : strstr(real, "/usb") ? "usb" : "scsi";
 	} else {
@@ -133,9 +134,10 @@ static void detect_transport(struct integrity_device *dev)
 	path_printf(dev->transport, sizeof(dev->transport), "%s", t);
 }
 
-/* Fill a device from its sysfs directory; disk is NULL for a whole disk. */
+/* Fill a device from its sysfs directory; disk is NULL for a whole disk.
+ * A partition takes what belongs to the disk from parent when given. */
 static int device_load(struct integrity_context *ctx, const char *disk, const char *name,
-		       struct integrity_device **devp)
+		       const struct integrity_device *parent, struct integrity_device **devp)
 {
 	struct integrity_device *dev = calloc(1, sizeof(*dev));
 	char buf[64];
@@ -166,9 +168,18 @@ static int device_load(struct integrity_context *ctx, const char *disk, const ch
 		dev->partno = (unsigned)v;
 	if (sysfs_read_u64(dev->dir, "size", &v) == 0)
 		dev->size = v * 512;
-	if (sysfs_read_u64(dev->diskdir, "queue/logical_block_size", &v) == 0)
-		dev->lbs = (unsigned)v;
-	detect_transport(dev);
+	if (parent) {
+		dev->lbs = parent->lbs;
+		memcpy(dev->transport, parent->transport, sizeof(dev->transport));
+		dev->state = parent->state;
+		dev->state_valid = parent->state_valid;
+		memcpy(dev->wwid_name, parent->wwid_name, sizeof(dev->wwid_name));
+		dev->wwid_done = parent->wwid_done;
+	} else {
+		if (sysfs_read_u64(dev->diskdir, "queue/logical_block_size", &v) == 0)
+			dev->lbs = (unsigned)v;
+		detect_transport(dev);
+	}
 	*devp = dev;
 	return 0;
 }
@@ -225,9 +236,9 @@ static int device_by_name(struct integrity_context *ctx, const char *name,
 		return -ENODEV;
 	path_printf(path, sizeof(path), "%s/block/%s", ctx->root, name);
 	if (access(path, F_OK) == 0)
-		return device_load(ctx, NULL, name, devp);
+		return device_load(ctx, NULL, name, NULL, devp);
 	if (find_partition_disk(ctx, name, disk, sizeof(disk)) == 0)
-		return device_load(ctx, disk, name, devp);
+		return device_load(ctx, disk, name, NULL, devp);
 	return -ENODEV;
 }
 
@@ -300,6 +311,8 @@ INTEGRITY_EXPORT void integrity_device_list_free(struct integrity_device **devs,
 	free(devs);
 }
 
+static void wwid_stable_base(struct integrity_device *dev);
+
 static int list_push(struct integrity_device ***v, size_t *n, size_t *cap,
 		     struct integrity_device *dev)
 {
@@ -333,8 +346,12 @@ INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
 	while (r == 0 && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (device_load(ctx, NULL, de->d_name, &dev) < 0)
+		if (device_load(ctx, NULL, de->d_name, NULL, &dev) < 0)
 			continue;	/* gone meanwhile, or not a device */
+		/* Read once for the disk, shared by its partitions. */
+		integrity_device_kernel_state(dev, &dev->state);
+		dev->state_valid = true;
+		wwid_stable_base(dev);
 		r = list_push(&v, &n, &cap, dev);
 		if (r < 0) {
 			integrity_device_free(dev);
@@ -348,7 +365,7 @@ INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
 			struct integrity_device *part;
 			if (pe->d_name[0] == '.' || !is_partition_dir(dev->dir, pe->d_name))
 				continue;
-			if (device_load(ctx, de->d_name, pe->d_name, &part) < 0)
+			if (device_load(ctx, de->d_name, pe->d_name, dev, &part) < 0)
 				continue;
 			r = list_push(&v, &n, &cap, part);
 			if (r < 0)
@@ -419,6 +436,10 @@ INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device
 	char dir[PATH_MAX];
 	uint64_t v;
 
+	if (dev->state_valid) {
+		*st = dev->state;
+		return 0;
+	}
 	memset(st, 0, sizeof(*st));
 	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
 	if (sysfs_read(dir, "format", st->format, sizeof(st->format)) <= 0)
@@ -491,52 +512,68 @@ static int link_rank(const char *link)
 	return INT_MAX;
 }
 
+/* The links udev made for the device, from its database entry: the file
+ * libudev reads for udev_device_get_devlinks_list_entry(), read directly
+ * because a listing of hundreds of devices would otherwise pay for
+ * libudev's walk of sysfs on every one. */
 static char *stable_from_udev(const struct integrity_device *dev)
 {
-	struct udev_device *u;
-	struct udev_list_entry *e;
-	const char *best = NULL;
-	char *ret = NULL;
+	char path[64], line[PATH_MAX], best[PATH_MAX] = "";
+	int best_rank = INT_MAX;
 
 	if (!dev->ctx->udev)
 		return NULL;
-	u = udev_device_new_from_devnum(dev->ctx->udev, 'b', dev->devnum);
-	if (!u)
+	snprintf(path, sizeof(path), "/run/udev/data/b%u:%u", major(dev->devnum), minor(dev->devnum));
+	FILE *f = fopen(path, "re");
+	if (!f)
 		return NULL;
-	udev_list_entry_foreach(e, udev_device_get_devlinks_list_entry(u)) {
-		const char *link = udev_list_entry_get_name(e);
-		if (link_rank(link) == INT_MAX)
+	while (fgets(line, sizeof(line), f)) {
+		char link[PATH_MAX];
+		if (strncmp(line, "S:", 2) != 0)
 			continue;
-		if (!best || link_rank(link) < link_rank(best) ||
-		    (link_rank(link) == link_rank(best) && strcmp(link, best) < 0))
-			best = link;
+		line[strcspn(line, "\n")] = '\0';
+		if (path_printf(link, sizeof(link), "/dev/%s", line + 2) < 0)
+			continue;
+		int rank = link_rank(link);
+		if (rank < best_rank || (rank == best_rank && rank != INT_MAX && strcmp(link, best) < 0)) {
+			best_rank = rank;
+			snprintf(best, sizeof(best), "%s", link);
+		}
 	}
-	if (best)
-		ret = strdup(best);
-	udev_device_unref(u);
-	return ret;
+	fclose(f);
+	return best_rank == INT_MAX ? NULL : strdup(best);
+}
+
+static void wwid_stable_base(struct integrity_device *dev)
+{
+	char wwid[200];
+
+	if (dev->wwid_done)
+		return;
+	dev->wwid_done = true;
+	dev->wwid_name[0] = '\0';
+	if (strcmp(dev->transport, "nvme") == 0 && sysfs_read(dev->diskdir, "wwid", wwid, sizeof(wwid)) > 0)
+		path_printf(dev->wwid_name, sizeof(dev->wwid_name), "/dev/disk/by-id/nvme-%s", wwid);
+	else if (sysfs_read(dev->diskdir, "device/wwid", wwid, sizeof(wwid)) > 4 &&
+		 strncmp(wwid, "naa.", 4) == 0)
+		path_printf(dev->wwid_name, sizeof(dev->wwid_name), "/dev/disk/by-id/wwn-0x%s", wwid + 4);
 }
 
 /* udev's by-id names from the world-wide identifier in sysfs, for systems
  * without udev's database (60-persistent-storage.rules: nvme-$attr{wwid};
  * wwn-0x<NAA> from SCSI VPD page 0x83). */
-static char *stable_from_wwid(const struct integrity_device *dev)
+static char *stable_from_wwid(struct integrity_device *dev)
 {
-	char wwid[256], name[PATH_MAX], part[32] = "";
-	int r = sysfs_read(dev->diskdir, "wwid", wwid, sizeof(wwid));
+	char name[PATH_MAX];
 
-	if (dev->partno)
-		path_printf(part, sizeof(part), "-part%u", dev->partno);
-	if (r > 0 && strcmp(dev->transport, "nvme") == 0) {
-		path_printf(name, sizeof(name), "/dev/disk/by-id/nvme-%s%s", wwid, part);
-		return strdup(name);
-	}
-	r = sysfs_read(dev->diskdir, "device/wwid", wwid, sizeof(wwid));
-	if (r > 4 && strncmp(wwid, "naa.", 4) == 0) {
-		path_printf(name, sizeof(name), "/dev/disk/by-id/wwn-0x%s%s", wwid + 4, part);
-		return strdup(name);
-	}
-	return NULL;
+	wwid_stable_base(dev);
+	if (!dev->wwid_name[0])
+		return NULL;
+	if (!dev->partno)
+		return strdup(dev->wwid_name);
+	if (path_printf(name, sizeof(name), "%s-part%u", dev->wwid_name, dev->partno) < 0)
+		return NULL;
+	return strdup(name);
 }
 
 INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity_device *cdev)
@@ -583,6 +620,7 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 		return r;
 	if (write_generate >= 0 && (r = write_attr(dir, "write_generate", write_generate)) < 0)
 		return r;
+	((struct integrity_device *)dev)->state_valid = false;
 	return 0;
 }
 

@@ -29,6 +29,11 @@ struct integrity_device {
 	char transport[16];
 	char *stable;
 	bool stable_done;
+	/* A listing's snapshot, shared by a disk and its partitions. */
+	struct integrity_kernel_state state;
+	bool state_valid;
+	char wwid_name[256];	/* by-id name from the disk's WWID, "" if none */
+	bool wwid_done;
 };
 
 /* Read a sysfs attribute, without the trailing newline: its length or -errno. */

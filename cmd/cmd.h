@@ -105,5 +105,7 @@ int cmd_scrub(int argc, const char **argv);
 int cmd_set(int argc, const char **argv);
 int cmd_show(int argc, const char **argv);
 int cmd_status(int argc, const char **argv);
+int cmd_resolve(int argc, const char **argv);
+int cmd_udev_helper(int argc, const char **argv);
 
 #endif

@@ -35,6 +35,8 @@ static const struct command commands[] = {
 	{ "pi", cmd_pi, "generate, verify or corrupt protection information in files" },
 	{ "part", cmd_part, "create, delete, list and register many partitions (BLKPG)" },
 	{ "format", cmd_format, "turn protection on or off or change its type (erases the device)" },
+	{ "resolve", cmd_resolve, "map MAJ:MIN, names and stable names to each other, now or in the past" },
+	{ "udev-helper", cmd_udev_helper, "for udev rules: properties, policy, device-number history" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* integrityctl resolve: MAJ:MIN, names and stable names, now or in the past. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "columns.h"
+
+enum {
+	COL_KEY, COL_NAME, COL_MAJMIN, COL_EXT, COL_DISK, COL_PARTN, COL_DISKSEQ, COL_BY_ID,
+	COL_BY_WWN, COL_BY_PATH, COL_BY_PARTUUID, COL_BY_PARTLABEL, COL_BY_UUID, COL_BY_LABEL,
+	COL_BY_DISKSEQ, COL_LINKS, COL_SOURCE, COL_TIME, COL_BOOT, COL_ACTION,
+};
+
+static const struct column_def columns[] = {
+	[COL_KEY] = { "KEY", 0.1, 0, SCOLS_JSON_STRING, "the key as given" },
+	[COL_NAME] = { "NAME", 0.1, 0, SCOLS_JSON_STRING, "kernel device name" },
+	[COL_MAJMIN] = { "MAJ:MIN", 7, 0, SCOLS_JSON_STRING, "major:minor device number" },
+	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+		      "number in the extended (dynamic) range, major 259" },
+	[COL_DISK] = { "DISK", 0.1, 0, SCOLS_JSON_STRING, "the whole disk's kernel name" },
+	[COL_PARTN] = { "PARTN", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "partition number (0: whole disk)" },
+	[COL_DISKSEQ] = { "DISKSEQ", 4, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER, "the disk's sequence number" },
+	[COL_BY_ID] = { "BY-ID", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			"/dev/disk/by-id names, serial forms (space-separated)" },
+	[COL_BY_WWN] = { "BY-WWN", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			 "/dev/disk/by-id/wwn-* names" },
+	[COL_BY_PATH] = { "BY-PATH", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING, "/dev/disk/by-path names" },
+	[COL_BY_PARTUUID] = { "BY-PARTUUID", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			      "/dev/disk/by-partuuid name" },
+	[COL_BY_PARTLABEL] = { "BY-PARTLABEL", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			       "/dev/disk/by-partlabel name" },
+	[COL_BY_UUID] = { "BY-UUID", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			  "/dev/disk/by-uuid name (file system)" },
+	[COL_BY_LABEL] = { "BY-LABEL", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			   "/dev/disk/by-label name (file system)" },
+	[COL_BY_DISKSEQ] = { "BY-DISKSEQ", 0.2, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			     "/dev/disk/by-diskseq name (disks)" },
+	[COL_LINKS] = { "LINKS", 0.4, SCOLS_FL_NOEXTREMES, SCOLS_JSON_ARRAY_STRING,
+			"every /dev/disk/by-* name (an array in JSON)" },
+	[COL_SOURCE] = { "SOURCE", 7, 0, SCOLS_JSON_STRING,
+			 "where the names come from: udev, probe (sysfs and libblkid), history" },
+	[COL_TIME] = { "TIME", 27, 0, SCOLS_JSON_STRING, "history: when the event was recorded (UTC)" },
+	[COL_BOOT] = { "BOOT", 36, 0, SCOLS_JSON_STRING, "history: the boot id" },
+	[COL_ACTION] = { "ACTION", 6, 0, SCOLS_JSON_STRING, "history: add or change" },
+};
+
+/* Which column shows each kind of /dev/disk/by-* name. */
+static const size_t kind_columns[] = {
+	[INTEGRITY_LINK_ID] = COL_BY_ID,
+	[INTEGRITY_LINK_WWN] = COL_BY_WWN,
+	[INTEGRITY_LINK_PATH] = COL_BY_PATH,
+	[INTEGRITY_LINK_PARTUUID] = COL_BY_PARTUUID,
+	[INTEGRITY_LINK_PARTLABEL] = COL_BY_PARTLABEL,
+	[INTEGRITY_LINK_UUID] = COL_BY_UUID,
+	[INTEGRITY_LINK_LABEL] = COL_BY_LABEL,
+	[INTEGRITY_LINK_DISKSEQ] = COL_BY_DISKSEQ,
+	[INTEGRITY_LINK_OTHER] = COL_LINKS,
+};
+
+static const size_t default_columns[] = {
+	COL_KEY, COL_NAME, COL_MAJMIN, COL_EXT, COL_DISK, COL_PARTN, COL_DISKSEQ, COL_LINKS,
+};
+static const size_t default_json_columns[] = {
+	COL_KEY, COL_NAME, COL_MAJMIN, COL_EXT, COL_DISK, COL_PARTN, COL_DISKSEQ, COL_BY_ID,
+	COL_BY_WWN, COL_BY_PATH, COL_BY_PARTUUID, COL_BY_PARTLABEL, COL_BY_UUID, COL_BY_LABEL,
+	COL_BY_DISKSEQ, COL_LINKS, COL_SOURCE,
+};
+
+static struct {
+	char *at;
+	char *boot;
+	char *history;
+	int no_udev;
+	int help;
+} o;
+
+/* Shown as valid UTF-8 without control characters: bytes that are not
+ * become \xHH, as udev writes them in names (a name's own "\x" stays).
+ * On a terminal (the C locale: no setlocale()), every byte that is not
+ * ASCII too, as libsmartcols would. */
+static char *printable(const char *s, bool terminal)
+{
+	char *out = malloc(strlen(s) * 4 + 1), *o2 = out;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = 1;
+		if (!terminal && *p >= 0xc2 && *p <= 0xf4) {
+			int want = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+			n = want;
+			for (int i = 1; i < want; i++)
+				if ((p[i] & 0xc0) != 0x80)
+					n = 1;
+			/* No overlong forms, surrogates or code points past U+10FFFF. */
+			if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+			    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+				n = 1;
+			if (n == 1)
+				goto escape;
+			memcpy(o2, p, (size_t)n);
+			o2 += n;
+			p += n;
+			continue;
+		}
+		if (*p >= 0x20 && *p < 0x7f) {
+			*o2++ = (char)*p++;
+			continue;
+		}
+escape:
+		o2 += sprintf(o2, "\\x%02x", *p);
+		p++;
+	}
+	*o2 = '\0';
+	return out;
+}
+
+/* Set a cell of any length (columns_set() formats into a small buffer).
+ * The table does no encoding of its own (it would turn the '\' of udev's
+ * \xHH into \x5c): terminal output is made printable here. */
+static void set_cell(const struct column_set *set, struct libscols_line *ln, size_t id, const char *s)
+{
+	int pos = columns_position(set, id);
+
+	if (pos < 0 || !s || !*s)
+		return;
+	/* JSON: still valid UTF-8 whatever a history file holds.  Newlines
+	 * separate the items of a list: JSON arrays, spaces on a terminal. */
+	char *p = malloc(strlen(s) * 4 + 1), *o2 = p;
+	if (!p)
+		return;
+	*p = '\0';
+	for (const char *item = s; item;) {
+		const char *nl = strchr(item, '\n');
+		char *one = strndup(item, nl ? (size_t)(nl - item) : strlen(item));
+		char *shown = one ? printable(one, !gopt.json) : NULL;
+		if (shown) {
+			if (o2 != p)
+				*o2++ = gopt.json ? '\n' : ' ';
+			o2 = stpcpy(o2, shown);
+		}
+		free(one);
+		free(shown);
+		item = nl ? nl + 1 : NULL;
+	}
+	scols_line_refer_data(ln, (size_t)pos, p);
+}
+
+static void format_time(int64_t usec, char *buf, size_t len)
+{
+	time_t sec = (time_t)(usec / 1000000);
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06ldZ", s, (long)(usec % 1000000));
+}
+
+static int add_row(const struct column_set *set, struct libscols_table *tb, const char *key,
+		   const struct integrity_resolve *res)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	size_t n = integrity_resolve_link_count(res), total = 1;
+
+	if (!ln)
+		return -ENOMEM;
+	set_cell(set, ln, COL_KEY, key);
+	set_cell(set, ln, COL_NAME, integrity_resolve_name(res));
+	columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_resolve_major(res), integrity_resolve_minor(res));
+	columns_set(set, ln, COL_EXT, "%d", integrity_resolve_is_extended(res));
+	set_cell(set, ln, COL_DISK, integrity_resolve_disk(res));
+	columns_set(set, ln, COL_PARTN, "%u", integrity_resolve_partno(res));
+	if (integrity_resolve_diskseq(res))
+		columns_set(set, ln, COL_DISKSEQ, "%" PRIu64, integrity_resolve_diskseq(res));
+	set_cell(set, ln, COL_SOURCE, integrity_resolve_source_name(integrity_resolve_source(res)));
+	if (integrity_resolve_source(res) == INTEGRITY_SOURCE_HISTORY) {
+		char t[48];
+		format_time(integrity_resolve_time(res), t, sizeof(t));
+		set_cell(set, ln, COL_TIME, t);
+		set_cell(set, ln, COL_BOOT, integrity_resolve_boot_id(res));
+		set_cell(set, ln, COL_ACTION, integrity_resolve_action(res));
+	}
+
+	/* Links never contain spaces (udev encodes them): a space joins
+	 * several; JSON arrays are newline-separated cells. */
+	for (size_t i = 0; i < n; i++)
+		total += strlen(integrity_resolve_link(res, i)) + 1;
+	char *all = calloc(1, total), *kind = calloc(1, total);
+	if (!all || !kind) {
+		free(all);
+		free(kind);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(all, "\n");
+		strcat(all, integrity_resolve_link(res, i));
+	}
+	set_cell(set, ln, COL_LINKS, all);
+	for (int k = INTEGRITY_LINK_ID; k < INTEGRITY_LINK_OTHER; k++) {
+		kind[0] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			const char *link = integrity_resolve_link(res, i);
+			if ((int)integrity_link_kind_of(link) != k)
+				continue;
+			if (kind[0])
+				strcat(kind, " ");
+			strcat(kind, link);
+		}
+		set_cell(set, ln, kind_columns[k], kind);
+	}
+	free(all);
+	free(kind);
+	return 0;
+}
+
+static void usage(poptContext pc)
+{
+	poptPrintHelp(pc, stdout, 0);
+	columns_help(stdout, columns, ARRAY_SIZE(columns));
+	printf("\nDefault columns: KEY,NAME,MAJ:MIN,EXT,DISK,PARTN,DISKSEQ,LINKS; with -J also\n"
+	       "the BY-* columns and SOURCE; from the history (--at, --boot) also TIME,BOOT,ACTION.\n"
+	       "\nKEY: MAJ:MIN, a kernel name or /dev path, a /dev/disk/by-* name, or\n"
+	       "PARTUUID=, PARTLABEL=, UUID=, LABEL=, DISKSEQ=, WWN=, SERIAL=.\n"
+	       "TIME: ISO 8601 (2025-03-01T12:00:00Z, local time without a zone) or @EPOCH.\n"
+	       "BOOT: 0 this boot, -1 the one before, ..., or a boot id.\n");
+}
+
+int cmd_resolve(int argc, const char **argv)
+{
+	struct poptOption table[] = {
+		{ "at", '\0', POPT_ARG_STRING, &o.at, 0, "answer from the history: what the key named then",
+		  "TIME" },
+		{ "boot", '\0', POPT_ARG_STRING, &o.boot, 0,
+		  "answer from the history of a boot (0 this one, -1 the one before, or an id)", "N|ID" },
+		{ "history", '\0', POPT_ARG_STRING, &o.history, 0,
+		  "the history file (default " INTEGRITY_HISTORY_PATH ")", "FILE" },
+		{ "no-udev", '\0', POPT_ARG_NONE, &o.no_udev, 0,
+		  "ignore udev's database: names from sysfs and libblkid", NULL },
+		{ "help", 'h', POPT_ARG_NONE, &o.help, 0, "show this help and the columns", NULL },
+		GLOBAL_OPTIONS,
+		POPT_TABLEEND
+	};
+	struct column_set set;
+	struct integrity_context *ctx = NULL;
+	struct integrity_history *hist = NULL;
+	struct libscols_table *tb = NULL;
+	int64_t at = INTEGRITY_TIME_END;
+	poptContext pc;
+	int r, ret = EXIT_CLEAN;
+
+	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY...");
+	if (r)
+		return r;
+	if (o.help) {
+		usage(pc);
+		poptFreeContext(pc);
+		return EXIT_CLEAN;
+	}
+	const char **keys = poptGetArgs(pc);
+	if (!keys || !keys[0]) {
+		poptFreeContext(pc);
+		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
+	}
+	bool past = o.at || o.boot;
+	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0) {
+		poptFreeContext(pc);
+		return fail(EXIT_USAGE, o.at, 0, "not a time: use ISO 8601 (2025-03-01T12:00:00Z) or @EPOCH");
+	}
+
+	size_t defaults_n;
+	const size_t *defaults;
+	size_t with_history[ARRAY_SIZE(default_json_columns) + 3];
+	if (gopt.json) {
+		defaults = default_json_columns;
+		defaults_n = ARRAY_SIZE(default_json_columns);
+	} else {
+		defaults = default_columns;
+		defaults_n = ARRAY_SIZE(default_columns);
+	}
+	if (past) {
+		memcpy(with_history, defaults, defaults_n * sizeof(*defaults));
+		with_history[defaults_n++] = COL_TIME;
+		with_history[defaults_n++] = COL_BOOT;
+		with_history[defaults_n++] = COL_ACTION;
+		defaults = with_history;
+	}
+	r = columns_select(&set, columns, ARRAY_SIZE(columns), defaults, defaults_n, gopt.output);
+	if (r) {
+		poptFreeContext(pc);
+		return r;
+	}
+
+	if (past) {
+		const char *path = o.history ? o.history : INTEGRITY_HISTORY_PATH;
+		r = integrity_history_open(path, &hist);
+		if (r < 0) {
+			ret = fail(EXIT_FAIL, path, r, "cannot read the device-number history");
+			goto out;
+		}
+		if (integrity_history_bad_lines(hist))
+			warnx_obj(path, "%zu lines could not be read and were skipped",
+				  integrity_history_bad_lines(hist));
+	} else {
+		r = integrity_context_new(&ctx, gopt.sysfs_root);
+		if (r < 0) {
+			ret = fail(EXIT_FAIL, NULL, r, "cannot set up");
+			goto out;
+		}
+	}
+
+	tb = columns_new_table(&set, "devices");
+	if (!tb) {
+		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "output");
+		goto out;
+	}
+	scols_table_enable_noencoding(tb, 1);
+	/* JSON arrays are made of a cell's newline-separated chunks. */
+	int links_pos = columns_position(&set, COL_LINKS);
+	if (gopt.json && links_pos >= 0) {
+		struct libscols_column *cl = scols_table_get_column(tb, (size_t)links_pos);
+		scols_column_set_flags(cl, scols_column_get_flags(cl) | SCOLS_FL_WRAP);
+		scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
+	}
+	for (size_t i = 0; keys[i]; i++) {
+		struct integrity_resolve *res = NULL;
+		char *shown = printable(keys[i], true);
+		const char *obj = shown ? shown : "KEY";
+		if (past)
+			r = integrity_history_lookup(hist, keys[i], o.boot, at, &res);
+		else
+			r = integrity_resolve_key(ctx, keys[i], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
+		int code = 0;
+		if (r == -EINVAL)
+			code = fail(EXIT_USAGE, obj, 0,
+				    "not a key: MAJ:MIN, a name or path, a /dev/disk/by-* name, or "
+				    "PARTUUID=, PARTLABEL=, UUID=, LABEL=, DISKSEQ=, WWN=, SERIAL=");
+		else if (r == -ESRCH && o.boot)
+			code = fail(EXIT_USAGE, o.boot, 0, "no such boot in the history");
+		else if (r == -ESRCH)
+			code = fail(EXIT_USAGE, o.at, 0, "no boot in the history had begun by then");
+		else if ((r == -ENODEV || r == -ENOENT) && past)
+			code = fail(EXIT_FAIL, obj, 0, "no device had this number or name then");
+		else if (r == -ENODEV || r == -ENOENT)
+			code = fail(EXIT_FAIL, obj, 0, "no such device");
+		else if (r < 0)
+			code = fail(EXIT_FAIL, obj, r, "cannot resolve");
+		else if (integrity_resolve_udev_stale(res))
+			warnx_obj(obj, "udev's database describes another device that had %u:%u; "
+				  "names read from the device instead", integrity_resolve_major(res),
+				  integrity_resolve_minor(res));
+		free(shown);
+		if (r < 0) {
+			ret = ret ? ret : code;
+			continue;
+		}
+		r = add_row(&set, tb, keys[i], res);
+		integrity_resolve_free(res);
+		if (r < 0) {
+			ret = fail(EXIT_FAIL, NULL, r, "output");
+			break;
+		}
+	}
+	if (scols_table_get_nlines(tb) > 0 || gopt.json)
+		scols_print_table(tb);
+out:
+	scols_unref_table(tb);
+	integrity_history_free(hist);
+	integrity_context_free(ctx);
+	poptFreeContext(pc);
+	return ret;
+}

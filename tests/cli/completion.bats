@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# Shell completion: bash's completion function driven the way readline
+# calls it, and zsh's loaded and driven through compadd.
+
+load helpers
+
+src=${TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
+
+# Complete the words given (the last one is the word being completed) and
+# print the candidates one a line, sorted.
+bash_complete() {
+	bash --norc --noprofile -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$1"
+		shift
+		COMP_WORDS=("$@")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		COMP_LINE="${COMP_WORDS[*]}"
+		COMP_POINT=${#COMP_LINE}
+		_integrityctl integrityctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}" | sort' bash "$src/completions/integrityctl" integrityctl "$@"
+}
+
+setup() {
+	[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
+}
+
+@test "bash: every command --help lists is completed" {
+	local cmd
+	run bash_complete ""
+	assert_success
+	for cmd in $(ictl --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+		assert_line "$cmd"
+	done
+	run bash_complete "res"
+	assert_output resolve
+}
+
+@test "bash: global and command options" {
+	run bash_complete --j
+	assert_output --json
+	run bash_complete scrub --meth
+	assert_output --method
+	run bash_complete scrub --no-
+	assert_output --no-state
+	run bash_complete part create --na
+	assert_output --name-prefix
+	run bash_complete resolve --no-u
+	assert_output --no-udev
+	run bash_complete udev-helper --print
+	assert_output --print-rules
+}
+
+@test "bash: subcommands" {
+	run bash_complete pi ""
+	assert_output "$(printf '%s\n' --help generate inject verify)"
+	run bash_complete part s
+	assert_output sync
+}
+
+@test "bash: option values" {
+	run bash_complete scrub --format T10-D
+	assert_output "$(printf '%s\n' T10-DIF-TYPE1-CRC T10-DIF-TYPE1-IP T10-DIF-TYPE2-CRC \
+		T10-DIF-TYPE2-IP T10-DIF-TYPE3-CRC T10-DIF-TYPE3-IP)"
+	run bash_complete scrub --method ""
+	assert_output "$(printf '%s\n' auto device host kernel)"
+	run bash_complete scrub --layout d
+	assert_output "$(printf '%s\n' dif dix)"
+	run bash_complete pi inject --tag r
+	assert_output ref
+	run bash_complete format --pi-type ""
+	assert_output "$(printf '%s\n' 0 1 2 3)"
+	run bash_complete format --guard crc3
+	assert_output crc32c
+	run bash_complete part create --label ""
+	assert_output "$(printf '%s\n' dos gpt)"
+}
+
+@test "bash: every profile pi --help lists is offered for --format" {
+	local p
+	run bash_complete pi verify --format ""
+	assert_success
+	for p in $(ictl pi --help | awk '/^Profiles/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+		assert_line "$p"
+	done
+}
+
+@test "bash: column lists after -o" {
+	run bash_complete status -o NAME,PRO
+	assert_output NAME,PROFILE
+	run bash_complete status -o NAME,READ
+	assert_output NAME,READ-VERIFY
+	run bash_complete part list -o NR,KN
+	assert_output NR,KNAME
+	run bash_complete resolve -o KEY,BY-PART
+	assert_output "$(printf '%s\n' KEY,BY-PARTLABEL KEY,BY-PARTUUID)"
+}
+
+@test "bash: every column --help lists is offered after -o" {
+	local cmd col
+	for cmd in status "part list" resolve; do
+		run bash_complete $cmd -o ""
+		assert_success
+		for col in $(ictl $cmd --help | awk '/^Available output columns/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+			assert_line "$col"
+		done
+	done
+}
+
+@test "bash: files for pi, keys for resolve" {
+	cd "$BATS_TEST_TMPDIR"
+	touch image.dif other.bin
+	run bash_complete pi verify ima
+	assert_output image.dif
+	run bash_complete scrub --pi-file oth
+	assert_output other.bin
+	run bash_complete resolve PARTU
+	assert_output PARTUUID=
+}
+
+# zsh: a real interactive zsh in a pseudo-terminal (zpty) completes the
+# line "integrityctl WORDS" with a TAB; compadd is wrapped to record every
+# candidate offered.  The last word is the one being completed.
+zsh_complete() {
+	local out=$BATS_TEST_TMPDIR/zsh-candidates
+	rm -f "$out"
+	cat >"$BATS_TEST_TMPDIR/drive.zsh" <<'EOF'
+src=$1 out=$2; shift 2
+zmodload zsh/zpty
+zpty -b z zsh -f -i
+zpty -w z "PS1=''; fpath=($src/completions \$fpath); autoload -U compinit; compinit -u -D"
+zpty -w z "compadd() { local -a __h; builtin compadd -O __h \"\$@\"; (( \$#__h )) && print -lr -- \$__h >>$out; builtin compadd \"\$@\" }"
+zpty -w z "zstyle ':completion:*' menu no; print READY"
+zpty -r z line '*READY*'
+zpty -n -w z "integrityctl $*"$'\t'
+sleep 0.5
+zpty -w z $'\C-u'"print DONE"
+zpty -r z line '*DONE*'
+zpty -d z
+EOF
+	(cd "$BATS_TEST_TMPDIR" && timeout 20 zsh -f drive.zsh "$src" "$out" "$@") >/dev/null
+	[ ! -f "$out" ] || sort -u "$out"
+}
+
+zsh_setup() {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	zsh -f -c 'zmodload zsh/zpty' 2>/dev/null || skip "zsh has no zpty module"
+}
+
+@test "zsh: the completion loads" {
+	command -v zsh >/dev/null || skip "zsh is not installed"
+	run zsh -f -c "fpath=('$src/completions' \$fpath); autoload -U compinit; compinit -u -D; autoload -U _integrityctl; whence -w _integrityctl"
+	assert_success
+	assert_output "_integrityctl: function"
+}
+
+@test "zsh: commands and subcommands" {
+	local cmd
+	zsh_setup
+	run zsh_complete ""
+	for cmd in $(ictl --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+		assert_line "$cmd"
+	done
+	run zsh_complete pi ""
+	assert_output "$(printf '%s\n' generate inject verify)"
+	run zsh_complete part ""
+	assert_output "$(printf '%s\n' create delete list sync)"
+}
+
+@test "zsh: options" {
+	zsh_setup
+	run zsh_complete scrub --me
+	assert_line --method
+	run zsh_complete resolve --no
+	assert_line --no-udev
+	run zsh_complete part create --na
+	assert_line --name-prefix
+	run zsh_complete pi verify --st
+	assert_line --stop-at-first
+}
+
+@test "zsh: option values" {
+	zsh_setup
+	run zsh_complete scrub --method ""
+	assert_output "$(printf '%s\n' auto device host kernel)"
+	run zsh_complete scrub --format T10-DIF-TYPE3
+	assert_output "$(printf '%s\n' T10-DIF-TYPE3-CRC T10-DIF-TYPE3-IP)"
+	run zsh_complete format --guard ""
+	assert_output "$(printf '%s\n' crc16 crc32c crc64)"
+	run zsh_complete format --pi-type ""
+	assert_output "$(printf '%s\n' 0 1 2 3)"
+	run zsh_complete pi inject --tag ""
+	assert_output "$(printf '%s\n' app data guard ref)"
+	run zsh_complete status -o PRO
+	assert_line PROFILE
+	run zsh_complete part list -o KN
+	assert_line KNAME
+}
+
+@test "zsh: every profile pi --help lists is offered for --format" {
+	local p
+	zsh_setup
+	run zsh_complete pi verify --format ""
+	for p in $(ictl pi --help | awk '/^Profiles/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+		assert_line "$p"
+	done
+}
+
+@test "zsh: files for pi" {
+	zsh_setup
+	touch "$BATS_TEST_TMPDIR/image.dif"
+	run zsh_complete pi verify ima
+	assert_line image.dif
+}

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libudev.h>
 #include <limits.h>
 #include <stdio.h>
@@ -527,8 +528,18 @@ static char *stable_from_udev(const struct integrity_device *dev)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return NULL;
+	/* The entry is keyed by number only and can be left from another
+	 * partition that had this number: its table entry must match ours. */
+	uint64_t number = 0, offset = 0, size = 0;
+	bool have_entry = false;
 	while (fgets(line, sizeof(line), f)) {
 		char link[PATH_MAX];
+		if (sscanf(line, "E:ID_PART_ENTRY_NUMBER=%" SCNu64, &number) == 1 ||
+		    sscanf(line, "E:ID_PART_ENTRY_OFFSET=%" SCNu64, &offset) == 1 ||
+		    sscanf(line, "E:ID_PART_ENTRY_SIZE=%" SCNu64, &size) == 1) {
+			have_entry = true;
+			continue;
+		}
 		if (strncmp(line, "S:", 2) != 0)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
@@ -541,6 +552,13 @@ static char *stable_from_udev(const struct integrity_device *dev)
 		}
 	}
 	fclose(f);
+	if (dev->partno && have_entry) {
+		uint64_t start = 0, sectors = 0;
+		sysfs_read_u64(dev->dir, "start", &start);
+		sysfs_read_u64(dev->dir, "size", &sectors);
+		if (number != dev->partno || offset != start || size != sectors)
+			return NULL;	/* stale: fall back to what sysfs says */
+	}
 	return best_rank == INT_MAX ? NULL : strdup(best);
 }
 

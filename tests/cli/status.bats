@@ -164,3 +164,27 @@ teardown() {
 	run ictl show --sysfs-root "$sys"
 	assert_failure 2
 }
+
+@test "a stale udev database entry is never printed as a stable name" {
+	require_root
+	truncate -s 64M img
+	loopdev=$(losetup -P -f --show img)
+	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
+	partx -a "$loopdev"
+	p2=${loopdev#/dev/}p2
+	devt=$(cat "/sys/class/block/$p2/dev")
+	start=$(cat "/sys/class/block/$p2/start")
+	size=$(cat "/sys/class/block/$p2/size")
+	# A private /run with a database entry for the partition's number: first
+	# one that describes it, then one left from partition 1.
+	run unshare -m sh -c "
+		mount -t tmpfs none /run && mkdir -p /run/udev/data || exit 9
+		printf 'S:disk/by-partuuid/current\nE:ID_PART_ENTRY_NUMBER=2\nE:ID_PART_ENTRY_OFFSET=$start\nE:ID_PART_ENTRY_SIZE=$size\n' >/run/udev/data/b$devt
+		'$INTEGRITYCTL' status -r -n -o STABLE /dev/$p2
+		printf 'S:disk/by-partuuid/stale\nE:ID_PART_ENTRY_NUMBER=1\nE:ID_PART_ENTRY_OFFSET=2048\nE:ID_PART_ENTRY_SIZE=$size\n' >/run/udev/data/b$devt
+		'$INTEGRITYCTL' status -r -n -o STABLE /dev/$p2"
+	assert_success
+	assert_line --index 0 /dev/disk/by-partuuid/current
+	refute_output --partial stale
+	partx -d "$loopdev"
+}

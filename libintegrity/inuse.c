@@ -14,21 +14,9 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "inuse.h"
 
-struct mount_entry {
-	dev_t dev;
-	char *where;
-};
-
-/* Who uses which device number: one snapshot per check. */
-struct usage {
-	struct mount_entry *mounts;
-	size_t nmounts;
-	dev_t *swaps;
-	size_t nswaps;
-};
-
-static void usage_free(struct usage *u)
+void usage_free(struct usage *u)
 {
 	for (size_t i = 0; i < u->nmounts; i++)
 		free(u->mounts[i].where);
@@ -80,7 +68,7 @@ static int usage_add_swap(struct usage *u, dev_t dev)
 	return 0;
 }
 
-static int usage_load(struct usage *u)
+int usage_load(struct usage *u)
 {
 	FILE *mi = fopen("/proc/self/mountinfo", "re");
 	FILE *sw = fopen("/proc/swaps", "re");
@@ -144,10 +132,7 @@ static bool held(const char *dir, const char *root, char *holder, size_t len)
 	return found;
 }
 
-/* EBUSY on an exclusive open: a file system, device mapper, md, swap or a
- * program like ours has claimed the device (possibly in another mount
- * namespace, where mountinfo does not show it). */
-static bool claimed(const char *name, dev_t devnum)
+bool block_device_claimed(const char *name, dev_t devnum)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -161,6 +146,28 @@ static bool claimed(const char *name, dev_t devnum)
 		return false;
 	}
 	return errno == EBUSY;
+}
+
+int block_device_used(const struct usage *u, dev_t devnum, const char *sysdir, const char *root,
+		      char *why, size_t len)
+{
+	char holder[NAME_MAX + 160];
+
+	for (size_t j = 0; j < u->nmounts; j++)
+		if (u->mounts[j].dev == devnum) {
+			snprintf(why, len, "mounted on %s", u->mounts[j].where);
+			return 1;
+		}
+	for (size_t j = 0; j < u->nswaps; j++)
+		if (u->swaps[j] == devnum) {
+			snprintf(why, len, "in use as swap");
+			return 1;
+		}
+	if (held(sysdir, root, holder, sizeof(holder))) {
+		snprintf(why, len, "held by %s", holder);
+		return 1;
+	}
+	return 0;
 }
 
 struct member {
@@ -215,7 +222,6 @@ INTEGRITY_EXPORT int integrity_device_in_use(const struct integrity_device *dev,
 	struct usage u = { 0 };
 	struct member *m;
 	size_t n;
-	char holder[NAME_MAX + 160];
 	int r;
 
 	if (why && len)
@@ -230,24 +236,15 @@ INTEGRITY_EXPORT int integrity_device_in_use(const struct integrity_device *dev,
 	}
 	r = 0;
 	for (size_t i = 0; i < n && !r; i++) {
-		for (size_t j = 0; j < u.nmounts && !r; j++)
-			if (u.mounts[j].dev == m[i].devnum) {
-				snprintf(why, len, "%s is mounted on %s", m[i].name, u.mounts[j].where);
-				r = 1;
-			}
-		for (size_t j = 0; j < u.nswaps && !r; j++)
-			if (u.swaps[j] == m[i].devnum) {
-				snprintf(why, len, "%s is in use as swap", m[i].name);
-				r = 1;
-			}
-		if (!r && held(m[i].dir, dev->ctx->root, holder, sizeof(holder))) {
-			snprintf(why, len, "%s is held by %s", m[i].name, holder);
+		char what[PATH_MAX + 200];
+		if (block_device_used(&u, m[i].devnum, m[i].dir, dev->ctx->root, what, sizeof(what))) {
+			snprintf(why, len, "%s is %s", m[i].name, what);
 			r = 1;
 		}
 	}
 	/* Last: a claim on a partition also makes the disk's exclusive open fail. */
 	for (size_t i = n; dev->ctx->live && !r && i-- > 0;)
-		if (claimed(m[i].name, m[i].devnum)) {
+		if (block_device_claimed(m[i].name, m[i].devnum)) {
 			snprintf(why, len, "%s is open exclusively by another program", m[i].name);
 			r = 1;
 		}

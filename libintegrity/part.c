@@ -26,6 +26,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "inuse.h"
 #include "internal.h"
 
 #define SYSFS_DEV_BLOCK "/sys/dev/block"
@@ -863,130 +864,18 @@ const char *integrity_part_kernel_state_name(enum integrity_part_kernel_state st
 
 /* ------------------------------------------------------------------ in use */
 
-struct mount {
-	dev_t dev;
-	char *where;
-};
-
-/* Who uses which device: one snapshot per plan. */
-struct usage {
-	struct mount *mounts;
-	size_t nmounts;
-	dev_t *swaps;
-	size_t nswaps;
-};
-
-static void usage_free(struct usage *u)
-{
-	for (size_t i = 0; i < u->nmounts; i++)
-		free(u->mounts[i].where);
-	free(u->mounts);
-	free(u->swaps);
-	memset(u, 0, sizeof(*u));
-}
-
-/* mountinfo and /proc/swaps escape blanks as \040. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else
-			*out++ = *s;
-	}
-	*out = '\0';
-}
-
-static int usage_load(struct usage *u)
-{
-	_cleanup_fclose_ FILE *mi = fopen("/proc/self/mountinfo", "re");
-	_cleanup_fclose_ FILE *sw = fopen("/proc/swaps", "re");
-	char *line = NULL;
-	size_t len = 0;
-	int r = 0;
-
-	memset(u, 0, sizeof(*u));
-	while (mi && getline(&line, &len, mi) > 0) {
-		unsigned maj, min;
-		char where[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3)
-			continue;
-		struct mount *v = realloc(u->mounts, (u->nmounts + 1) * sizeof(*v));
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		u->mounts = v;
-		unescape_octal(where);
-		v[u->nmounts].dev = makedev(maj, min);
-		if (!(v[u->nmounts].where = strdup(where))) {
-			r = -ENOMEM;
-			break;
-		}
-		u->nmounts++;
-	}
-	while (!r && sw && getline(&line, &len, sw) > 0) {
-		char what[PATH_MAX];
-		struct stat st;
-		if (sscanf(line, "%4095s", what) != 1 || what[0] != '/')
-			continue;	/* the heading */
-		unescape_octal(what);
-		if (stat(what, &st) < 0 || !S_ISBLK(st.st_mode))
-			continue;
-		dev_t *v = realloc(u->swaps, (u->nswaps + 1) * sizeof(*v));
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		u->swaps = v;
-		v[u->nswaps++] = st.st_rdev;
-	}
-	free(line);
-	if (r < 0)
-		usage_free(u);
-	return r;
-}
-
 /* 1 and why when the kernel's partition is in use, 0 when not. */
 static int part_busy(const struct kpart *k, const struct usage *u, char *why, size_t len)
 {
 	dev_t dev = makedev(k->major, k->minor);
-	char path[NAME_MAX + 64];
-	struct stat st;
+	char dir[64];
 
-	for (size_t i = 0; i < u->nmounts; i++)
-		if (u->mounts[i].dev == dev) {
-			snprintf(why, len, "mounted on %s", u->mounts[i].where);
-			return 1;
-		}
-	for (size_t i = 0; i < u->nswaps; i++)
-		if (u->swaps[i] == dev) {
-			snprintf(why, len, "in use as swap");
-			return 1;
-		}
-	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u/holders", k->major, k->minor);
-	_cleanup_dir_ DIR *holders = opendir(path);
-	struct dirent *de;
-	while (holders && (de = readdir(holders)))
-		if (de->d_name[0] != '.') {
-			snprintf(why, len, "held by %s", de->d_name);
-			return 1;
-		}
-	/* File systems, device mapper, md and most others claim their devices
-	 * exclusively; a claim shows as EBUSY on an exclusive open. */
-	snprintf(path, sizeof(path), "/dev/%s", k->kname);
-	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev) {
-		int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0 && errno == EBUSY) {
-			snprintf(why, len, "open exclusively by another program");
-			return 1;
-		}
-		if (fd >= 0)
-			close(fd);
+	snprintf(dir, sizeof(dir), SYSFS_DEV_BLOCK "/%u:%u", k->major, k->minor);
+	if (block_device_used(u, dev, dir, "/sys", why, len))
+		return 1;
+	if (block_device_claimed(k->kname, dev)) {
+		snprintf(why, len, "open exclusively by another program");
+		return 1;
 	}
 	return 0;
 }

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Who uses a block device: shared by format, part and integrity_device_in_use(). */
+#ifndef LIBINTEGRITY_INUSE_H
+#define LIBINTEGRITY_INUSE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct mount_entry {
+	dev_t dev;
+	char *where;
+};
+
+/* The mount and swap tables: one snapshot per check or plan. */
+struct usage {
+	struct mount_entry *mounts;
+	size_t nmounts;
+	dev_t *swaps;
+	size_t nswaps;
+};
+
+int usage_load(struct usage *u);
+void usage_free(struct usage *u);
+
+/* 1 and what uses it ("mounted on /srv", "in use as swap", "held by dm-0
+ * (vg-data)") when the device with this number and sysfs directory is
+ * mounted, swap or held by another block device; root is the sysfs root. */
+int block_device_used(const struct usage *u, dev_t devnum, const char *sysdir, const char *root,
+		      char *why, size_t len);
+
+/* True when /dev/NAME (with this number) cannot be opened exclusively: a
+ * file system, device mapper, md, swap or a program has claimed it, maybe
+ * in another mount namespace where mountinfo does not show it. */
+bool block_device_claimed(const char *name, dev_t devnum);
+
+#endif

@@ -499,8 +499,16 @@ void scrub_throttle(struct integrity_scrub *s, uint64_t bytes_submitted)
 	if (!s->params.rate)
 		return;
 	for (;;) {
-		double due = s->run_started + (double)bytes_submitted / (double)s->params.rate;
-		double wait = due - scrub_now();
+		double due = s->rate_origin + (double)(bytes_submitted - s->rate_bytes) / (double)s->params.rate;
+		double now = scrub_now(), wait = due - now;
+		/* Behind by more than a second (a slow device, a stall): start
+		 * counting again from here rather than catch up in a burst, so the
+		 * rate holds over any window, not only on average since the start. */
+		if (wait < -1.0) {
+			s->rate_origin = now;
+			s->rate_bytes = bytes_submitted;
+			return;
+		}
 		if (wait <= 0 || s->stop_requested)
 			return;
 		if (wait > 0.1)
@@ -698,6 +706,8 @@ INTEGRITY_EXPORT int integrity_scrub_run(struct integrity_scrub *s,
 	s->cb = cb;
 	s->stop_requested = s->out_of_time = false;
 	s->run_started = scrub_now();
+	s->rate_origin = s->run_started;
+	s->rate_bytes = 0;
 	s->last_checkpoint = s->run_started;
 	if (!s->started_wall)
 		s->started_wall = time(NULL);

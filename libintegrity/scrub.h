@@ -48,6 +48,8 @@ struct integrity_scrub {
 
 	const struct integrity_scrub_callbacks *cb;
 	double run_started;		/* monotonic */
+	double rate_origin;		/* --rate counts bytes since then */
+	uint64_t rate_bytes;		/* bytes submitted before rate_origin */
 	double elapsed_before;		/* seconds of earlier runs */
 	double last_checkpoint;
 	double checkpoint_interval;

@@ -561,7 +561,9 @@ $(udev_links ${name}p9 | grep by-label)"
 		p=$(basename "$(readlink "/sys/dev/block/$devt")")
 		[ "$(blkid -p -s PART_ENTRY_UUID -o value "/dev/$p")" = "${before[$devt]}" ] || moved=$((moved + 1))
 	done
-	[ "$moved" -gt $((NPARTS / 2)) ]
+	# Other tests running beside this one may take numbers too: at least
+	# some must have moved for the checks below to mean anything.
+	[ "$moved" -gt 0 ]
 	echo "# $moved of $NPARTS numbers moved to another partition" >&3
 	# The rules recorded the removals and the new numbers.
 	[ "$(grep -c " remove 259:" "$hist")" -ge $NPARTS ]
@@ -594,7 +596,10 @@ $(udev_links ${name}p9 | grep by-label)"
 	for p in $(parts); do
 		truth=$(blkid -p -s PART_ENTRY_UUID -o value "/dev/$p")
 		recorded=$(udevadm info -q property "/dev/$p" 2>/dev/null | sed -n 's/^ID_PART_ENTRY_UUID=//p')
-		[ -n "$recorded" ] && [ "$recorded" != "$truth" ] && stale=$((stale + 1))
+		if [ -n "$recorded" ] && [ "$recorded" != "$truth" ]; then
+			stale=$((stale + 1))
+			stale_p=${stale_p:-$p}
+		fi
 		run ictl resolve -q -J "/dev/$p"
 		assert_success
 		[ "$(jq -r '.devices[0]."by-partuuid"' <<<"$output")" = "/dev/disk/by-partuuid/$truth" ]
@@ -603,16 +608,17 @@ $(udev_links ${name}p9 | grep by-label)"
 			refute_output --partial "$recorded"
 		fi
 	done
-	# The scenario is real: udev's records (and so lsblk) were wrong for most.
-	[ "$stale" -gt $((NPARTS / 2)) ]
+	# The scenario is real: udev's records (and so lsblk) were wrong (for
+	# most, unless tests running beside this one took numbers meanwhile).
+	[ "$stale" -gt 0 ]
 	echo "# udev's database was stale for $stale of $NPARTS partitions" >&3
-	run ictl resolve "/dev/${name}p1"
+	run ictl resolve "/dev/$stale_p"
 	assert_line --partial "udev's database describes another device"
 	# Keys look through the stale records too.
-	uuid=$(blkid -p -s PART_ENTRY_UUID -o value "/dev/${name}p1")
+	uuid=$(blkid -p -s PART_ENTRY_UUID -o value "/dev/$stale_p")
 	run ictl resolve -q -r -n -o NAME "PARTUUID=$uuid" "/dev/disk/by-partuuid/$uuid"
-	assert_output "${name}p1
-${name}p1"
+	assert_output "$stale_p
+$stale_p"
 	# Back to a fresh database for whatever runs next.
 	udev_start
 	udev_trigger add

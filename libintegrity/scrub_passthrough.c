@@ -173,39 +173,11 @@ static __u8 pif_of(unsigned guard_bits)
 	return guard_bits == 64 ? 2 : guard_bits == 32 ? 1 : 0;
 }
 
-/* One command over [lba, lba + n): 0, -errno, or a positive device status
- * (NVMe status, or SCSI sense category). */
-static int device_check(struct integrity_scrub *s, struct passthrough *pt, uint64_t lba, uint32_t n)
-{
-	if (pt->nvme) {
-		__u32 result = 0;
-		struct nvme_io_args args = {
-			.args_size = sizeof(args),
-			.fd = s->pt_fd,
-			.nsid = pt->ni.nsid,
-			.timeout = NVME_TIMEOUT_MS,
-			.slba = lba,
-			.nlb = (__u16)(n - 1),
-			.control = NVME_IO_PRINFO_PRCHK_GUARD |
-				   (pt->pi_type != 3 ? NVME_IO_PRINFO_PRCHK_REF : 0) |
-				   (s->params.pi.app_mask ? NVME_IO_PRINFO_PRCHK_APP : 0),
-			.apptag = s->params.pi.app_tag,
-			.appmask = s->params.pi.app_mask,
-			.reftag = (__u32)lba,
-			.reftag_u64 = lba,
-			.pif = pif_of(pt->guard_bits),
-			.result = &result,
-		};
-		int r = nvme_verify(&args);
-		return r < 0 ? -errno : r & NVME_STATUS_MASK;
-	}
-	uint64_t info = 0;
-	/* VRPROTECT 001b: the device checks every field it can. */
-	int r = sg_ll_verify16(s->pt_fd, 1, false, 0, lba, (int)n, 0, NULL, 0, &info, false, 0);
-	return r < 0 ? -EIO : r;
-}
-
-static int host_read(struct integrity_scrub *s, struct passthrough *pt, uint64_t lba, uint32_t n)
+/* NVMe Verify (the controller checks the PI) or Read with metadata (the
+ * controller checks nothing; we do) over [lba, lba + n): 0, -errno, or
+ * the NVMe status. */
+static int nvme_command(struct integrity_scrub *s, struct passthrough *pt, uint64_t lba, uint32_t n,
+			bool verify)
 {
 	__u32 result = 0;
 	struct nvme_io_args args = {
@@ -215,14 +187,38 @@ static int host_read(struct integrity_scrub *s, struct passthrough *pt, uint64_t
 		.timeout = NVME_TIMEOUT_MS,
 		.slba = lba,
 		.nlb = (__u16)(n - 1),
-		.data = pt->data,
-		.data_len = n * s->stride,
-		.metadata = pt->md,
-		.metadata_len = pt->md ? n * pt->ms : 0,
 		.result = &result,
 	};
-	int r = nvme_read(&args);
+
+	if (verify) {
+		args.control = NVME_IO_PRINFO_PRCHK_GUARD |
+			       (pt->pi_type != 3 ? NVME_IO_PRINFO_PRCHK_REF : 0) |
+			       (s->params.pi.app_mask ? NVME_IO_PRINFO_PRCHK_APP : 0);
+		args.apptag = s->params.pi.app_tag;
+		args.appmask = s->params.pi.app_mask;
+		args.reftag = (__u32)lba;
+		args.reftag_u64 = lba;
+		args.pif = pif_of(pt->guard_bits);
+	} else {
+		args.data = pt->data;
+		args.data_len = n * s->stride;
+		args.metadata = pt->md;
+		args.metadata_len = pt->md ? n * pt->ms : 0;
+	}
+	int r = verify ? nvme_verify(&args) : nvme_read(&args);
 	return r < 0 ? -errno : r & NVME_STATUS_MASK;
+}
+
+/* The device method's command over [lba, lba + n): 0, -errno, or a
+ * positive device status (NVMe status, or SCSI sense category). */
+static int device_check(struct integrity_scrub *s, struct passthrough *pt, uint64_t lba, uint32_t n)
+{
+	if (pt->nvme)
+		return nvme_command(s, pt, lba, n, true);
+	uint64_t info = 0;
+	/* VRPROTECT 001b: the device checks every field it can. */
+	int r = sg_ll_verify16(s->pt_fd, 1, false, 0, lba, (int)n, 0, NULL, 0, &info, false, 0);
+	return r < 0 ? -EIO : r;
 }
 
 static enum integrity_tag nvme_status_tag(int status)
@@ -267,7 +263,8 @@ static int record_failure(struct integrity_scrub *s, struct passthrough *pt, uin
 /* Check [lba, lba + n); bisect what fails. */
 static int check_range(struct integrity_scrub *s, struct passthrough *pt, uint64_t lba, uint32_t n)
 {
-	int status = s->method == INTEGRITY_SCRUB_HOST ? host_read(s, pt, lba, n) : device_check(s, pt, lba, n);
+	int status = s->method == INTEGRITY_SCRUB_HOST ? nvme_command(s, pt, lba, n, false)
+						       : device_check(s, pt, lba, n);
 
 	if (status == 0) {
 		if (s->method == INTEGRITY_SCRUB_HOST)

@@ -527,6 +527,13 @@ $(udev_links ${name}p9 | grep by-label)"
 	udev_trigger change
 	for p in ${name}p1 ${name}p40; do
 		uuid=$(blkid -p -s PART_ENTRY_UUID -o value "/dev/$p")
+		# udevd applies reloaded rules from its next event on: give the
+		# change events a moment beyond settle on a loaded machine.
+		for _ in $(seq 50); do
+			[ "$(readlink -f "/dev/disk/by-ext-partuuid/$uuid")" = "/dev/$p" ] && break
+			sleep 0.2
+		done
+		udevadm info -q symlink "/dev/$p" | sed "s/^/# /" >&3
 		[ "$(readlink -f "/dev/disk/by-ext-partuuid/$uuid")" = "/dev/$p" ]
 	done
 	rm /run/udev/rules.d/62-integrityctl-local.rules

@@ -24,6 +24,8 @@ EOF2
 test_panic_is_reported() {
 	VM_ALLOW_FAIL=1 vm_boot "$VM_KERNEL" - <<'EOF2'
 echo "before panic"
+# Let the result port drain: a panic stops the UART mid-transmission.
+sleep 1
 echo c >/proc/sysrq-trigger
 EOF2
 	expect_eq "guest status (panic)" "$VM_STATUS" 125

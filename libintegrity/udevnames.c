@@ -614,10 +614,17 @@ int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 	return r;
 }
 
-/* blkid_encode_string() into a buffer the size udev uses. */
-static bool encode(const char *raw, char *out, size_t len)
+/* udev's buffer for encoded values (builtin blkid: char s[256]). */
+#define UDEV_ENCODED_SIZE 256
+
+/* blkid_encode_string() as udev calls it, with a 256-byte limit.  libblkid
+ * (2.38, and others) writes a \xHH escape with sprintf() when 4 bytes are
+ * left: its terminating NUL lands one byte past the length it was given.
+ * So the buffer has one byte more than the limit passed; what does not fit
+ * the limit fails, and no link is made from it. */
+static bool encode(const char *raw, char out[static UDEV_ENCODED_SIZE + 1])
 {
-	return blkid_encode_string(raw, out, len) == 0;
+	return blkid_encode_string(raw, out, UDEV_ENCODED_SIZE) == 0;
 }
 
 /* ---------------------------------------------------------------- the rules */
@@ -693,18 +700,17 @@ int udev_content_links(const struct probe_truth *truth, struct strv *links)
 	bool fs = truth->fs_usage && (strcmp(truth->fs_usage, "filesystem") == 0 ||
 				      strcmp(truth->fs_usage, "other") == 0 ||
 				      strcmp(truth->fs_usage, "crypto") == 0);
-	/* udev's buffer for encoded values is 256 bytes. */
-	char enc[256];
-	if (fs && truth->fs_uuid && encode(truth->fs_uuid, enc, sizeof(enc)) && *enc &&
+	char enc[UDEV_ENCODED_SIZE + 1];
+	if (fs && truth->fs_uuid && encode(truth->fs_uuid, enc) && *enc &&
 	    (r = add_symlink(links, ESCAPE_UNSET, "disk/by-uuid/", enc, NULL)) < 0)
 		return r;
-	if (fs && truth->fs_label && encode(truth->fs_label, enc, sizeof(enc)) && *enc &&
+	if (fs && truth->fs_label && encode(truth->fs_label, enc) && *enc &&
 	    (r = add_symlink(links, ESCAPE_UNSET, "disk/by-label/", enc, NULL)) < 0)
 		return r;
 	if (truth->part_uuid && *truth->part_uuid &&
 	    (r = add_symlink(links, ESCAPE_UNSET, "disk/by-partuuid/", truth->part_uuid, NULL)) < 0)
 		return r;
-	if (truth->is_gpt && truth->part_name && encode(truth->part_name, enc, sizeof(enc)) && *enc &&
+	if (truth->is_gpt && truth->part_name && encode(truth->part_name, enc) && *enc &&
 	    (r = add_symlink(links, ESCAPE_UNSET, "disk/by-partlabel/", enc, NULL)) < 0)
 		return r;
 	return 0;
@@ -712,14 +718,14 @@ int udev_content_links(const struct probe_truth *truth, struct strv *links)
 
 int udev_value_link(const char *dir, const char *value, char *out, size_t len)
 {
-	char enc[256];
+	char enc[UDEV_ENCODED_SIZE + 1];
 
 	if (!dir)
 		return -EINVAL;
 	/* A value given in udev's encoding already is used as it is. */
 	if (strstr(value, "\\x"))
 		return path_printf(out, len, "/dev/disk/%s/%s", dir, value);
-	if (!encode(value, enc, sizeof(enc)))
+	if (!encode(value, enc))
 		return -ENAMETOOLONG;
 	return path_printf(out, len, "/dev/disk/%s/%s", dir, enc);
 }

@@ -51,9 +51,21 @@ void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(p
 int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage);
 
-/* Parse numbers with an optional binary suffix (K, M, G, T, P; KiB etc.). */
+/* Strict parsers for arguments: decimal digits only (no sign, no blanks, a
+ * leading zero is not octal); -EINVAL for anything else, -ERANGE past 64
+ * bits.  parse_u64_hex() also takes 0x-prefixed hex, for the options that
+ * document it.  parse_size() takes a binary suffix (K, M, G, T, P, E; KiB,
+ * KB).  parse_duration(): N[.N][s|m|h|d], more than 0, at most a year. */
 int parse_u64(const char *s, uint64_t *v);
+int parse_u64_hex(const char *s, uint64_t *v);
 int parse_size(const char *s, uint64_t *v);
+int parse_duration(const char *s, double *secs);
+/* START:LEN in blocks, or bytes with a suffix that must be whole blocks; an
+ * empty LEN is 0 (to the end), a zero LEN is refused (-ERANGE), so is a
+ * byte value that is not a multiple of the block (-EDOM). */
+int parse_block_range(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len);
+/* The same for --range: 0, or EXIT_USAGE with the message printed. */
+int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len);
 /* Human-readable size, as lsblk prints it: 512, 64M, 1.5G. */
 const char *format_size(uint64_t bytes, char *buf, size_t len);
 

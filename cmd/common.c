@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,16 +63,55 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	return 0;
 }
 
+/* Decimal digits only: no sign, no blanks, no base prefix (a leading zero is
+ * not octal).  *end is left at the first byte that is not a digit. */
+static int parse_digits(const char *s, const char **end, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		x = x * 10 + d;
+	}
+	*end = p;
+	*v = x;
+	return 0;
+}
+
 int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
+	const char *end;
+	uint64_t x;
+	int r = parse_digits(s, &end, &x);
 
-	if (!s || !*s || *s == '-')
+	if (r < 0)
+		return r;
+	if (*end)
 		return -EINVAL;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (errno || *end)
+	*v = x;
+	return 0;
+}
+
+int parse_u64_hex(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return parse_u64(s, v);
+	if (!s[2])
 		return -EINVAL;
+	for (const char *p = s + 2; *p; p++) {
+		if (!isxdigit((unsigned char)*p))
+			return -EINVAL;
+		if (x >> 60)
+			return -ERANGE;
+		x = x << 4 | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0' : (*p | 0x20) - 'a' + 10);
+	}
 	*v = x;
 	return 0;
 }
@@ -79,16 +119,14 @@ int parse_u64(const char *s, uint64_t *v)
 int parse_size(const char *s, uint64_t *v)
 {
 	static const char suffixes[] = "KMGTPE";
-	char *end;
+	const char *end, *p;
+	uint64_t x;
+	int r = parse_digits(s, &end, &x);
 
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
+	if (r < 0)
+		return r;
 	if (*end) {
-		const char *p = strchr(suffixes, end[0] & ~0x20);
+		p = strchr(suffixes, end[0] & ~0x20);
 		if (!p || !end[0])
 			return -EINVAL;
 		if (end[1] && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B") != 0)
@@ -100,6 +138,89 @@ int parse_size(const char *s, uint64_t *v)
 		}
 	}
 	*v = x;
+	return 0;
+}
+
+int parse_duration(const char *s, double *secs)
+{
+	static const struct {
+		char unit;
+		unsigned secs;
+	} units[] = { { '\0', 1 }, { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	const char *end;
+	uint64_t whole, frac = 0, scale = 1;
+	int r = parse_digits(s, &end, &whole);
+
+	if (r < 0)
+		return r;
+	if (*end == '.') {
+		end++;
+		if (!isdigit((unsigned char)*end))
+			return -EINVAL;
+		/* Digits past the ninth add nothing a scrub could honour. */
+		for (; isdigit((unsigned char)*end); end++)
+			if (scale < 1000000000) {
+				frac = frac * 10 + (uint64_t)(*end - '0');
+				scale *= 10;
+			}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (*end != units[i].unit || (*end && end[1]))
+			continue;
+		/* At most a year: more is a typing error, not a slice of work. */
+		if (whole > 366u * 86400 / units[i].secs)
+			return -ERANGE;
+		double v = ((double)whole + (double)frac / (double)scale) * units[i].secs;
+		if (v <= 0)
+			return -EDOM;
+		*secs = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int parse_block_range(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len)
+{
+	char buf[64];
+	const char *colon = strchr(spec, ':');
+	uint64_t a, b = 0;
+
+	if (!colon || (size_t)(colon - spec) >= sizeof(buf) || !block_size)
+		return -EINVAL;
+	memcpy(buf, spec, (size_t)(colon - spec));
+	buf[colon - spec] = '\0';
+	/* A plain number is in blocks; with a suffix, bytes. */
+	bool a_bytes = strpbrk(buf, "KMGTPEkmgtpe") != NULL;
+	bool b_bytes = strpbrk(colon + 1, "KMGTPEkmgtpe") != NULL;
+	if ((a_bytes ? parse_size(buf, &a) : parse_u64(buf, &a)) < 0)
+		return -EINVAL;
+	if (colon[1] && (b_bytes ? parse_size(colon + 1, &b) : parse_u64(colon + 1, &b)) < 0)
+		return -EINVAL;
+	if ((a_bytes && a % block_size) || (b_bytes && b % block_size))
+		return -EDOM;
+	a = a_bytes ? a / block_size : a;
+	b = b_bytes ? b / block_size : b;
+	/* An empty LEN is "to the end"; a zero one is no range at all. */
+	if ((colon[1] && !b) || b > UINT64_MAX - a)
+		return -ERANGE;
+	*start = a;
+	*len = b;
+	return 0;
+}
+
+int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len)
+{
+	int r = parse_block_range(spec, block_size, start, len);
+
+	if (r == -EDOM)
+		return fail(EXIT_USAGE, NULL, 0, "--range '%s': byte values must be multiples of the "
+			    "%u-byte block", spec, block_size);
+	if (r == -ERANGE)
+		return fail(EXIT_USAGE, NULL, 0, "--range '%s': LEN must be at least one block "
+			    "(leave it empty for \"to the end\")", spec);
+	if (r < 0)
+		return fail(EXIT_USAGE, NULL, 0, "--range '%s': START:LEN in blocks, or in bytes "
+			    "with K/M/G, multiples of the %u-byte block", spec, block_size);
 	return 0;
 }
 

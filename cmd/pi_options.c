@@ -2,6 +2,7 @@
 /* The options that describe protection information, for pi and scrub. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -17,28 +18,35 @@ struct poptOption pi_option_table[] = {
 	  "metadata bytes per block (default: the tuple size)", "M" },
 	{ "pi-position", '\0', POPT_ARG_STRING, &pi_opts.position, 0,
 	  "where the tuple sits in the metadata", "first|last" },
-	{ "seed", '\0', POPT_ARG_STRING, &pi_opts.seed, 0, "reference tag of block 0 (default 0)", "LBA" },
+	{ "seed", '\0', POPT_ARG_STRING, &pi_opts.seed, 0, "reference tag of block 0 (default 0; decimal or 0x hex)", "LBA" },
 	{ "app-tag", '\0', POPT_ARG_STRING, &pi_opts.app_tag, 0,
-	  "application tag, and the bits of it to check (default: 0, unchecked)", "V[/MASK]" },
+	  "application tag, and the bits of it to check (default: 0, unchecked; decimal or 0x hex)",
+	  "V[/MASK]" },
 	{ "pi-file", 'p', POPT_ARG_STRING, &pi_opts.pi_file, 0,
 	  "metadata in a separate file (DIX layout)", "FILE" },
 	POPT_TABLEEND
 };
 
+/* V or V/MASK, each decimal or 0x hex, at most 0xFFFF. */
 static int parse_app_tag(struct integrity_pi_params *p)
 {
-	char tag_s[32], *slash;
 	uint64_t tag, mask = 0xFFFF;
 
 	if (!pi_opts.app_tag)
 		return 0;
-	snprintf(tag_s, sizeof(tag_s), "%s", pi_opts.app_tag);
-	slash = strchr(tag_s, '/');
+	char *tag_s = strdup(pi_opts.app_tag);
+	if (!tag_s)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "--app-tag");
+	char *slash = strchr(tag_s, '/');
 	if (slash)
 		*slash = '\0';
-	if (parse_u64(tag_s, &tag) < 0 || tag > 0xFFFF ||
-	    (slash && (parse_u64(slash + 1, &mask) < 0 || mask > 0xFFFF)))
-		return fail(EXIT_USAGE, NULL, 0, "--app-tag: use V or V/MASK, 16-bit values");
+	bool ok = parse_u64_hex(tag_s, &tag) == 0 && tag <= 0xFFFF &&
+		  (!slash || (parse_u64_hex(slash + 1, &mask) == 0 && mask <= 0xFFFF));
+	free(tag_s);
+	if (!ok)
+		return fail(EXIT_USAGE, NULL, 0,
+			    "--app-tag '%s': use V or V/MASK, each from 0 to 65535 (or 0xFFFF)",
+			    pi_opts.app_tag);
 	p->app_tag = (uint16_t)tag;
 	p->app_mask = (uint16_t)mask;
 	return 0;
@@ -90,8 +98,9 @@ int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
 			return fail(EXIT_USAGE, NULL, 0, "--pi-position '%s': use first or last",
 				    pi_opts.position);
 	}
-	if (pi_opts.seed && parse_u64(pi_opts.seed, &p->seed) < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--seed '%s': not a number", pi_opts.seed);
+	if (pi_opts.seed && parse_u64_hex(pi_opts.seed, &p->seed) < 0)
+		return fail(EXIT_USAGE, NULL, 0, "--seed '%s': not a number (decimal, or hex with 0x)",
+			    pi_opts.seed);
 	int r = parse_app_tag(p);
 	if (r)
 		return r;

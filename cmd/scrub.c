@@ -456,58 +456,6 @@ static double previous_last_success(const char *path)
 	return v;
 }
 
-static int parse_range(const char *spec, uint32_t bs, uint64_t *start, uint64_t *len)
-{
-	char buf[64];
-	const char *colon = strchr(spec, ':');
-	uint64_t a, b = 0;
-
-	if (!colon || (size_t)(colon - spec) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, spec, (size_t)(colon - spec));
-	buf[colon - spec] = '\0';
-	/* A plain number is in blocks; with a suffix, bytes. */
-	bool a_bytes = strpbrk(buf, "KMGTPkmgtp") != NULL, b_bytes = strpbrk(colon + 1, "KMGTPkmgtp") != NULL;
-	if ((a_bytes ? parse_size(buf, &a) : parse_u64(buf, &a)) < 0)
-		return -EINVAL;
-	if (colon[1] && (b_bytes ? parse_size(colon + 1, &b) : parse_u64(colon + 1, &b)) < 0)
-		return -EINVAL;
-	if ((a_bytes && a % bs) || (b_bytes && b % bs))
-		return -EDOM;
-	*start = a_bytes ? a / bs : a;
-	*len = b_bytes ? b / bs : b;
-	return 0;
-}
-
-static int parse_duration(const char *s, double *secs)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v < 0)
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-	case 's':
-		break;
-	case 'm':
-		v *= 60;
-		break;
-	case 'h':
-		v *= 3600;
-		break;
-	case 'd':
-		v *= 86400;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (*end && end[1])
-		return -EINVAL;
-	*secs = v;
-	return 0;
-}
-
 static int show_status(const char *state_dir, const char *target)
 {
 	struct integrity_scrub_state *states;
@@ -606,12 +554,9 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 		}
 		uint32_t bs = integrity_scrub_block_size(probe);
 		integrity_scrub_free(probe);
-		r = parse_range(o.range, bs, &params->range_start, &params->range_length);
-		if (r < 0) {
-			return_code = fail(EXIT_USAGE, NULL, 0, "--range '%s': START:LEN in blocks, or in bytes "
-				   "with K/M/G, multiples of the %u-byte block", o.range, bs);
+		return_code = range_option(o.range, bs, &params->range_start, &params->range_length);
+		if (return_code)
 			goto done;
-		}
 	}
 	r = integrity_scrub_new(&run.scrub, run.ctx, params);
 	if (r < 0) {

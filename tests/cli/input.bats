@@ -66,3 +66,83 @@ new_loop() {
 	assert_success
 	refute_output --partial "by-partlabel"
 }
+
+# ---------------------------------------------------------------- numbers
+
+@test "a leading zero is decimal: part delete 010 deletes partition 10" {
+	truncate -s 32M img
+	ictl -q part create img --label gpt --count 10 --size 1M --yes >/dev/null
+	run ictl part delete img 010 --yes
+	assert_success
+	run ictl part list -n -o NR img
+	assert_success
+	[ "$(tr -s ' \n' ' ' <<<"$output")" = " 1 2 3 4 5 6 7 8 9 " ]
+}
+
+@test "numbers with a sign, blanks or a base prefix are refused, naming option and value" {
+	random_file data 8192 1
+	ictl -q pi generate data -o dif
+	run ictl pi verify --seed ' -1' dif
+	assert_failure 2
+	assert_output --partial "--seed ' -1'"
+	run ictl pi verify --seed '+5' dif
+	assert_failure 2
+	run ictl pi inject --block ' 1' --tag guard dif
+	assert_failure 2
+	assert_output --partial "--block ' 1'"
+	run ictl pi inject --block 0x1 --tag guard dif
+	assert_failure 2
+	# Hex where the manual says so: --seed and --app-tag take 0x.
+	run ictl pi verify --seed 0x0 dif
+	assert_success
+	run ictl pi verify --app-tag 0x0/0xffff dif
+	assert_success
+	# A leading zero is not octal: block 10, not 8.
+	ictl -q pi inject --block 010 --tag guard dif
+	run ictl pi verify -J dif
+	assert_failure 1
+	[ "$(jq -c '[.errors[].block]' <<<"$output")" = "[10]" ]
+}
+
+@test "--app-tag is read whole, however long" {
+	random_file data 4096 1
+	ictl -q pi generate data -o dif --app-tag 0x42
+	# The mask past 32 characters is still 0xffff: a wrong tag is found.
+	run ictl pi verify dif --app-tag "0x41/0x$(printf '0%.0s' {1..40})ffff"
+	assert_failure 1
+	assert_output --partial "8 bad"
+	run ictl pi verify dif --app-tag "0x42/0x$(printf '0%.0s' {1..40})ffff"
+	assert_success
+	run ictl pi verify dif --app-tag "0x$(printf '0%.0s' {1..40})42/0xffff"
+	assert_success
+	run ictl pi verify dif --app-tag "0x42/0x1$(printf '0%.0s' {1..40})"
+	assert_failure 2
+	assert_output --partial "--app-tag '0x42/0x1"
+}
+
+@test "scrub: --rate, --duration and --range refuse what they cannot mean" {
+	random_file data 65536 1
+	ictl -q pi generate data -o dif
+	scrub() { ictl scrub --no-state --format T10-DIF-TYPE1-CRC "$@" dif; }
+	for rate in ' -1' '-1' '0' '1X' '0x10' ' 5M'; do
+		run scrub --rate "$rate"
+		assert_failure 2
+		assert_output --partial "--rate '$rate'"
+	done
+	for duration in nan inf infinity 1e3 -5s ' 5s' 0 0s 5w 1.s 100000d; do
+		run scrub --duration "$duration"
+		assert_failure 2
+		assert_output --partial "--duration '$duration'"
+	done
+	run scrub --range 100:0
+	assert_failure 2
+	assert_output --partial "--range '100:0': LEN must be at least one block"
+	run scrub --range ' 1:2'
+	assert_failure 2
+	# What is documented still works.
+	run scrub -q --range 100: --duration 1.5h --rate 50M
+	assert_success
+	run scrub -J --range 0:010
+	assert_success
+	[ "$(jq .blocks_checked <<<"$output")" -eq 10 ]
+}

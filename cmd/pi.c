@@ -8,6 +8,8 @@
 #include <libsmartcols.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,25 +42,49 @@ static void pi_job_close(struct pi_job *job)
 		close(job->md_fd);
 }
 
+/* A regular file or a block device, with its size.  Anything else has no
+ * size to check against the geometry (a character device reads forever, a
+ * FIFO or socket blocks): -ENOTBLK.  O_NONBLOCK keeps the open of a FIFO from
+ * waiting for a writer; it is cleared once the type is known. */
 static int open_file(const char *path, int flags, uint64_t *size)
 {
-	int fd = open(path, flags | O_CLOEXEC, 0644);
+	int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, 0644);
 	struct stat st;
+	uint64_t bytes = 0;
+	int err = 0;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		int err = -errno;
+	if (fd < 0) {
+		err = -errno;
+		/* A FIFO without a reader, opened for writing. */
+		return err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode) ? -ENOTBLK : err;
+	}
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (S_ISDIR(st.st_mode))
+		err = -EISDIR;
+	else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		err = -ENOTBLK;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		err = -errno;
+	else if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+		err = -errno;
+	else if (S_ISREG(st.st_mode))
+		bytes = (uint64_t)st.st_size;
+	if (err) {
 		close(fd);
 		return err;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
 	if (size)
-		*size = (uint64_t)st.st_size;
+		*size = bytes;
 	return fd;
+}
+
+/* The message for open_file()'s errors. */
+static int open_failed(const char *path, int err, const char *what)
+{
+	if (err == -ENOTBLK)
+		return fail(EXIT_USAGE, path, 0, "not a regular file or block device: it has no size to check");
+	return fail(EXIT_FAIL, path, err, "%s", what);
 }
 
 /* Open FILE (and the PI file) for verify/inject and check their sizes
@@ -81,7 +107,7 @@ static int open_protected(struct pi_job *job, const char *path, int flags)
 
 	job->data_fd = open_file(path, flags, &size);
 	if (job->data_fd < 0)
-		return fail(EXIT_FAIL, path, job->data_fd, "cannot open");
+		return open_failed(path, job->data_fd, "cannot open");
 	size_t stride = integrity_pi_data_stride(job->ctx), md = integrity_pi_metadata_size(job->ctx);
 	if (size % stride)
 		return fail(EXIT_USAGE, path, 0,
@@ -93,7 +119,7 @@ static int open_protected(struct pi_job *job, const char *path, int flags)
 
 	job->md_fd = open_file(pi_opts.pi_file, flags, &md_size_total);
 	if (job->md_fd < 0)
-		return fail(EXIT_FAIL, pi_opts.pi_file, job->md_fd, "cannot open");
+		return open_failed(pi_opts.pi_file, job->md_fd, "cannot open");
 	if (md_size_total != job->nblocks * md)
 		return fail(EXIT_USAGE, pi_opts.pi_file, 0,
 			    "%" PRIu64 " bytes of metadata for %" PRIu64 " blocks of %zu bytes each "
@@ -181,7 +207,7 @@ static int pi_generate(int argc, const char **argv)
 	}
 	in = open_file(path, O_RDONLY, &size);
 	if (in < 0) {
-		ret = fail(EXIT_FAIL, path, in, "cannot open");
+		ret = open_failed(path, in, "cannot open");
 		goto out;
 	}
 	if (size % p.interval) {
@@ -192,7 +218,7 @@ static int pi_generate(int argc, const char **argv)
 	const char *out_path = o.out ? o.out : pi_opts.pi_file;
 	out = open_file(out_path, O_WRONLY | O_CREAT, NULL);
 	if (out < 0) {
-		ret = fail(EXIT_FAIL, out_path, out, "cannot create");
+		ret = open_failed(out_path, out, "cannot create");
 		goto out;
 	}
 	if (same_file(in, out)) {

@@ -146,3 +146,38 @@ new_loop() {
 	assert_success
 	[ "$(jq .blocks_checked <<<"$output")" -eq 10 ]
 }
+
+# ---------------------------------------------------------------- files without a size
+
+@test "pi verify: a character device, a FIFO or a socket is refused, never waited on" {
+	run ictl pi verify /dev/zero
+	assert_failure 2
+	assert_output --partial "/dev/zero: not a regular file or block device"
+	mkfifo fifo
+	# Nobody writes: a blocking open would wait forever (the timeout is a guard only).
+	run timeout 60 "$INTEGRITYCTL" pi verify fifo
+	assert_failure 2
+	assert_output --partial "fifo: not a regular file or block device"
+	run timeout 60 "$INTEGRITYCTL" pi generate /dev/zero -o out
+	assert_failure 2
+	random_file data 4096 1
+	run timeout 60 "$INTEGRITYCTL" pi generate data --pi-file fifo
+	assert_failure 2
+	assert_output --partial "fifo: not a regular file or block device"
+	run timeout 60 "$INTEGRITYCTL" pi generate data -o /dev/null
+	assert_failure 2
+}
+
+@test "pi verify: a block device is sized with BLKGETSIZE64" {
+	require_root
+	random_file data 65536 1
+	ictl -q pi generate data -o dif
+	dev=$(new_loop dif)
+	run ictl pi verify "$dev"
+	assert_success
+	assert_output --partial "128 blocks checked, 0 bad"
+	ictl -q pi inject --block 77 --tag ref dif
+	run ictl pi verify -J "$dev"
+	assert_failure 1
+	[ "$(jq -c '[.blocks, .bad_blocks, .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
+}

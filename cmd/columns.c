@@ -92,7 +92,12 @@ void columns_set(const struct column_set *set, struct libscols_line *ln, size_t 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	scols_line_set_data(ln, (size_t)pos, buf);
+	/* libsmartcols' JSON passes bytes as they are: keep it valid UTF-8. */
+	char *valid = gopt.json ? utf8_valid_copy(buf) : NULL;
+	if (valid)
+		scols_line_refer_data(ln, (size_t)pos, valid);
+	else
+		scols_line_set_data(ln, (size_t)pos, buf);
 }
 
 void columns_help(FILE *out, const struct column_def *defs, size_t ndefs)

@@ -3,13 +3,37 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_sequence_len(const unsigned char *p)
+{
+	int n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* A JSON string of whatever a device, file or user named: valid UTF-8 goes
+ * through as it is, control characters are escaped (\n, \r, \t, else
+ * \u00XX), and each byte that is not part of valid UTF-8 becomes \ufffd
+ * (U+FFFD), so that the document is always valid JSON. */
 void json_escape(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n;
 		switch (*p) {
 		case '"':
 			fputs("\\\"", out);
@@ -20,19 +44,49 @@ void json_escape(FILE *out, const char *s)
 		case '\n':
 			fputs("\\n", out);
 			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
 		case '\t':
 			fputs("\\t", out);
 			break;
 		default:
-			/* Control bytes and bytes that are not ASCII are escaped, so that
-			 * whatever a device or file reports stays valid JSON. */
-			if (*p < 0x20 || *p >= 0x7f)
+			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(out, "\\u%04x", *p);
-			else
+			} else if (*p < 0x80) {
 				fputc(*p, out);
+			} else if ((n = utf8_sequence_len(p)) > 0) {
+				fwrite(p, 1, (size_t)n, out);
+				p += n;
+				continue;
+			} else {
+				fputs("\\ufffd", out);
+			}
 		}
+		p++;
 	}
 	fputc('"', out);
+}
+
+char *utf8_valid_copy(const char *s)
+{
+	char *out = malloc(strlen(s) * 3 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = *p < 0x80 ? 1 : utf8_sequence_len(p);
+		if (n) {
+			memcpy(o, p, (size_t)n);
+			o += n;
+			p += n;
+		} else {
+			o = stpcpy(o, "\xef\xbf\xbd");	/* U+FFFD */
+			p++;
+		}
+	}
+	*o = '\0';
+	return out;
 }
 
 static void json_key(struct json *j, const char *key)

@@ -181,3 +181,62 @@ new_loop() {
 	assert_failure 1
 	[ "$(jq -c '[.blocks, .bad_blocks, .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
 }
+
+# ---------------------------------------------------------------- JSON text
+
+@test "JSON: UTF-8 passes through, invalid bytes become U+FFFD, controls are escaped" {
+	random_file data 4096 1
+	name=$'caf\xc3\xa9 \xff\xfe line\nnext\ttab\x01'
+	ictl -q pi generate data -o "$name"
+	run ictl pi verify -J "$name"
+	assert_success
+	[ "$(jq -r .file <<<"$output")" = $'caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd line\nnext\ttab\x01' ]
+	assert_output --partial $'"file": "caf\xc3\xa9 \\ufffd\\ufffd line\\nnext\\ttab\\u0001"'
+	# Surrogates and overlong forms are not UTF-8 either.
+	name=$'a\xed\xa0\x80b\xc0\xafc'
+	ictl -q pi generate data -o "$name"
+	run ictl pi verify -J "$name"
+	assert_success
+	[ "$(jq -r .file <<<"$output")" = $'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdb\xef\xbf\xbd\xef\xbf\xbdc' ]
+}
+
+# Write NAME (a Python bytes literal of UTF-16LE) as GPT entry 1's name in
+# both copies of the table, with the checksums redone.
+gpt_set_raw_name() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys, zlib
+path, name = sys.argv[1], eval(sys.argv[2])
+with open(path, "r+b") as f:
+    for hdr_lba in (1, None):
+        if hdr_lba is None:
+            f.seek(512 + 32)
+            hdr_lba = struct.unpack("<Q", f.read(8))[0]
+        f.seek(hdr_lba * 512)
+        hdr = bytearray(f.read(512))
+        size, = struct.unpack_from("<I", hdr, 12)
+        lba, count, esize = struct.unpack_from("<QII", hdr, 72)
+        f.seek(lba * 512)
+        entries = bytearray(f.read(count * esize))
+        entries[56:56 + 72] = name.ljust(72, b"\0")
+        f.seek(lba * 512)
+        f.write(entries)
+        struct.pack_into("<I", hdr, 88, zlib.crc32(entries))
+        struct.pack_into("<I", hdr, 16, 0)
+        struct.pack_into("<I", hdr, 16, zlib.crc32(bytes(hdr[:size])))
+        f.seek(hdr_lba * 512)
+        f.write(hdr)
+PY
+}
+
+@test "part list -J: a GPT name that is not valid UTF-8 stays valid JSON" {
+	command -v python3 >/dev/null || skip "needs python3"
+	truncate -s 8M img
+	ictl -q part create img --label gpt --count 1 --size 1M --yes >/dev/null
+	# a, a lone high surrogate, b, a lone low surrogate, c.
+	gpt_set_raw_name img 'b"a\0\x00\xd8b\0\x00\xdcc\0"'
+	run ictl part list -J img
+	assert_success
+	# Valid UTF-8 (jq alone would mend it), each bad byte one U+FFFD.
+	iconv -f UTF-8 -t UTF-8 <<<"$output" >/dev/null
+	[ "$(jq -r '.partitions[0].name' <<<"$output")" = $'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdb\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdc' ]
+}

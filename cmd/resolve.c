@@ -227,7 +227,8 @@ static void usage(poptContext pc)
 	       "the BY-* columns and SOURCE; from the history (--at, --boot) also TIME,BOOT,ACTION.\n"
 	       "\nKEY: MAJ:MIN, a kernel name or /dev path, a /dev/disk/by-* name, or\n"
 	       "PARTUUID=, PARTLABEL=, UUID=, LABEL=, DISKSEQ=, WWN=, SERIAL=.\n"
-	       "TIME: ISO 8601 (2025-03-01T12:00:00Z, local time without a zone) or @EPOCH.\n"
+	       "TIME: ISO 8601 (2025-03-01T12:00:00Z, local time without a zone) or @EPOCH,\n"
+	       "from 1970 to 9999.\n"
 	       "BOOT: 0 this boot, -1 the one before, ..., or a boot id.\n");
 }
 
@@ -270,7 +271,8 @@ int cmd_resolve(int argc, const char **argv)
 	bool past = o.at || o.boot;
 	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0) {
 		poptFreeContext(pc);
-		return fail(EXIT_USAGE, o.at, 0, "not a time: use ISO 8601 (2025-03-01T12:00:00Z) or @EPOCH");
+		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "
+			    "(2025-03-01T12:00:00Z) or @EPOCH");
 	}
 
 	size_t defaults_n;

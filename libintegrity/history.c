@@ -280,13 +280,80 @@ static char *unescape(char *s)
 	return s;
 }
 
+/* The times the history holds and --at asks about: from the epoch to the
+ * end of year 9999 (what ISO 8601's four-digit year can say). */
+#define TIME_MAX_SEC 253402300799LL
+
+/* Decimal digits only, no sign or blanks, at most max; *end after them. */
+static int parse_decimal(const char *s, const char **end, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		uint64_t d = (uint64_t)(*p - '0');
+		if (x > (max - d) / 10 || d > max)
+			return -ERANGE;
+		x = x * 10 + d;
+	}
+	*end = p;
+	*v = x;
+	return 0;
+}
+
+/* SECONDS[.FRACTION] since the epoch, in range, as microseconds; digits of
+ * the fraction past the sixth are dropped. */
+static int parse_epoch(const char *s, int64_t *usec)
+{
+	const char *p;
+	uint64_t sec;
+	int64_t frac = 0;
+	int r = parse_decimal(s, &p, TIME_MAX_SEC, &sec);
+
+	if (r < 0)
+		return r;
+	if (*p == '.') {
+		int64_t scale = 100000;
+		if (!isdigit((unsigned char)p[1]))
+			return -EINVAL;
+		for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+			frac += scale * (*p - '0');
+	}
+	if (*p)
+		return -EINVAL;
+	*usec = (int64_t)sec * 1000000 + frac;
+	return 0;
+}
+
+static int parse_field_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	const char *end;
+	int r = parse_decimal(s, &end, max, v);
+
+	return r < 0 ? r : *end ? -EINVAL : 0;
+}
+
+/* MAJ:MIN within the kernel's dev_t: 12 bits and 20 bits. */
+static int parse_devt(const char *s, unsigned *maj, unsigned *min)
+{
+	const char *end;
+	uint64_t a, b;
+
+	if (parse_decimal(s, &end, 0xfff, &a) < 0 || *end != ':' ||
+	    parse_field_u64(end + 1, 0xfffff, &b) < 0)
+		return -EINVAL;
+	*maj = (unsigned)a;
+	*min = (unsigned)b;
+	return 0;
+}
+
 static int parse_line(char *line, struct integrity_resolve **out)
 {
 	char *f[FIXED_FIELDS], *save = NULL, *tok;
 	size_t nf = 0;
-	long long sec;
-	long usec = 0;
-	char tail;
+	uint64_t diskseq = 0, partno;
 
 	*out = NULL;
 	line[strcspn(line, "\n")] = '\0';
@@ -299,18 +366,18 @@ static int parse_line(char *line, struct integrity_resolve **out)
 	struct integrity_resolve *r = resolve_alloc();
 	if (!r)
 		return -ENOMEM;
-	int n = sscanf(f[1], "%lld.%6ld%c", &sec, &usec, &tail);
-	if ((n != 1 && n != 2) || sscanf(f[4], "%u:%u%c", &r->major, &r->minor, &tail) != 2 ||
+	if (parse_epoch(f[1], &r->time_usec) < 0 || parse_devt(f[4], &r->major, &r->minor) < 0 ||
+	    (strcmp(f[6], "-") != 0 && parse_field_u64(f[6], UINT64_MAX, &diskseq) < 0) ||
+	    parse_field_u64(f[8], UINT_MAX, &partno) < 0 ||
 	    strlen(f[2]) >= sizeof(r->boot_id) || strlen(unescape(f[3])) >= sizeof(r->action))
 		goto bad;
-	r->time_usec = sec * 1000000 + usec;
 	memcpy(r->boot_id, f[2], strlen(f[2]) + 1);
 	memcpy(r->action, f[3], strlen(f[3]) + 1);
 	if (path_printf(r->name, sizeof(r->name), "%s", unescape(f[5])) < 0 || !r->name[0] ||
 	    path_printf(r->disk, sizeof(r->disk), "%s", unescape(f[7])) < 0)
 		goto bad;
-	r->diskseq = strcmp(f[6], "-") == 0 ? 0 : strtoull(f[6], NULL, 10);
-	r->partno = (unsigned)strtoul(f[8], NULL, 10);
+	r->diskseq = diskseq;
+	r->partno = (unsigned)partno;
 	r->source = INTEGRITY_SOURCE_HISTORY;
 	for (; tok; tok = strtok_r(NULL, " ", &save))
 		if (strv_push(&r->links, unescape(tok)) < 0) {
@@ -497,10 +564,11 @@ static int select_boot(const struct integrity_history *h, const char *boot, int6
 		return 0;
 	}
 
-	char *end;
-	errno = 0;
-	long n = strtol(boot, &end, 10);
-	if (*boot && !*end && !errno && strlen(boot) < 12) {
+	/* A number, or else a boot id (32 hex digits, which may all be digits). */
+	const char *end;
+	uint64_t u;
+	if (parse_decimal(boot[0] == '-' ? boot + 1 : boot, &end, 1000000, &u) == 0 && !*end) {
+		long n = boot[0] == '-' ? -(long)u : (long)u;
 		if (n == 0) {
 			path_printf(norm, len, "%s", curnorm);
 			return 0;
@@ -647,25 +715,11 @@ static bool read_num(const char **p, int digits, int *v)
 INTEGRITY_EXPORT int integrity_time_parse(const char *s, int64_t *usec)
 {
 	int64_t frac = 0;
-	char *end;
 
 	if (!s || !*s)
 		return -EINVAL;
-	if (s[0] == '@') {
-		errno = 0;
-		long long sec = strtoll(s + 1, &end, 10);
-		if (errno || end == s + 1)
-			return -EINVAL;
-		if (*end == '.') {
-			int64_t scale = 100000;
-			for (end++; isdigit((unsigned char)*end); end++, scale /= 10)
-				frac += scale * (*end - '0');
-		}
-		if (*end || sec > INT64_MAX / 1000000 - 1 || sec < -(INT64_MAX / 1000000) + 1)
-			return -EINVAL;
-		*usec = sec * 1000000 + (sec < 0 ? -frac : frac);
-		return 0;
-	}
+	if (s[0] == '@')
+		return parse_epoch(s + 1, usec) < 0 ? -EINVAL : 0;
 
 	struct tm tm = { 0 };
 	const char *p = s;
@@ -723,7 +777,7 @@ INTEGRITY_EXPORT int integrity_time_parse(const char *s, int64_t *usec)
 		}
 		t = timegm(&tm) - off;
 	}
-	if (t == (time_t)-1 && !(y == 1969 || y == 1970))
+	if (t < 0 || t > TIME_MAX_SEC)
 		return -EINVAL;
 	*usec = (int64_t)t * 1000000 + frac;
 	return 0;

@@ -925,7 +925,8 @@ int integrity_history_lookup(const struct integrity_history *h, const char *key,
 			     int64_t at_usec, struct integrity_resolve **res);
 
 /* ISO 8601 ("2025-03-01T12:00:00Z", "2025-03-01 12:00:00+01:00", a date,
- * local time without a zone) or "@EPOCH[.FRACTION]", to µs since the epoch. */
+ * local time without a zone) or "@EPOCH[.FRACTION]", to µs since the epoch.
+ * -EINVAL for anything else, and for times before 1970 or after 9999. */
 int integrity_time_parse(const char *s, int64_t *usec);
 
 /* ------------------------------------------------------------------------

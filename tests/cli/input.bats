@@ -200,6 +200,31 @@ new_loop() {
 	[ "$(jq -r .file <<<"$output")" = $'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdb\xef\xbf\xbd\xef\xbf\xbdc' ]
 }
 
+# ---------------------------------------------------------------- times
+
+@test "history: an EPOCH out of range is skipped; --at before 1970 or past 9999 is refused" {
+	# A boot that is not this one: the history is all there is to go by.
+	boot=0123456789abcdef0123456789abcdef
+	cat >history <<EOF
+T 9223372036855 $boot add 259:0 loop0p1 - loop0 1 /dev/disk/by-partuuid/aaaa
+T 1700000000.000001 $boot add 259:0 loop0p2 - loop0 2 /dev/disk/by-partuuid/bbbb
+EOF
+	run ictl resolve --history history --at @1 259:0
+	refute_crash
+	assert_failure 2
+	assert_output --partial "no boot in the history had begun by then"
+	refute_output --partial "loop0p1"
+	run ictl resolve --history history --at @1700000001 -o NAME -n 259:0
+	assert_success
+	assert_output --partial "1 lines could not be read"
+	assert_line "loop0p2"
+	for at in @-1 @9223372036855 '@ 1' @1. 1969-12-31T23:59:59Z 0000-01-01 @253402300800; do
+		run ictl resolve --history history --at "$at" 259:0
+		assert_failure 2
+		assert_output --partial "$at: --at: not a time from 1970 to 9999"
+	done
+}
+
 # Write NAME (a Python bytes literal of UTF-16LE) as GPT entry 1's name in
 # both copies of the table, with the checksums redone.
 gpt_set_raw_name() {

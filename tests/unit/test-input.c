@@ -59,10 +59,87 @@ static void test_encode_overlong(void **state)
 	free(fits);
 }
 
+/* ------------------------------------------------------------------ history and time */
+
+static char tmpdir[64];
+
+static int setup_dir(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-input.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	return 0;
+}
+
+static int remove_dir(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_history_numbers_out_of_range(void **state)
+{
+	static const char *const bad[] = {
+		"9223372036855",	/* * 10^6 overflows int64 */
+		"253402300800",		/* past 9999 */
+		"-1", "+1", "1.", "1.-5", "0x10", "1e3",
+	};
+	char path[PATH_MAX], boot[64];
+	struct integrity_history *h;
+	struct integrity_resolve *res;
+
+	assert_int_equal(current_boot_id(boot, sizeof(boot)), 0);
+	snprintf(path, sizeof(path), "%s/history", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		fprintf(f, "T %s %s add 259:%zu loop0p1 - loop0 1\n", bad[i], boot, i);
+	/* Numbers out of range in the other fields. */
+	fprintf(f, "T 1700000000 %s add 259:1048576 loop0p1 - loop0 1\n", boot);
+	fprintf(f, "T 1700000000 %s add 4096:1 loop0p1 - loop0 1\n", boot);
+	fprintf(f, "T 1700000000 %s add 259:-1 loop0p1 - loop0 1\n", boot);
+	fprintf(f, "T 1700000000 %s add 259:30 loop0p1 18446744073709551616 loop0 1\n", boot);
+	fprintf(f, "T 1700000000 %s add 259:31 loop0p1 - loop0 -1\n", boot);
+	fprintf(f, "T 1700000000.5 %s add 259:40 loop0p1 7 loop0 4294967295\n", boot);
+	fclose(f);
+
+	assert_int_equal(integrity_history_open(path, &h), 0);
+	assert_int_equal(integrity_history_count(h), 1);
+	assert_int_equal(integrity_history_bad_lines(h), sizeof(bad) / sizeof(bad[0]) + 5);
+	/* Nothing from before the epoch answers for a time after it. */
+	assert_int_equal(integrity_history_lookup(h, "259:0", "0", 1000000, &res), -ENODEV);
+	assert_int_equal(integrity_history_lookup(h, "259:40", "0", INTEGRITY_TIME_END, &res), 0);
+	assert_true(integrity_resolve_time(res) == 1700000000LL * 1000000 + 500000);
+	assert_int_equal(integrity_resolve_partno(res), 4294967295u);
+	integrity_resolve_free(res);
+	integrity_history_free(h);
+}
+
+static void test_time_range(void **state)
+{
+	static const char *const bad[] = {
+		"@-1", "@ 1", "@+1", "@1.", "@9223372036855", "@253402300800", "@0x10", "@",
+		"1969-12-31T23:59:59Z", "0000-01-01T00:00:00Z",
+	};
+	int64_t t;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(integrity_time_parse(bad[i], &t), -EINVAL);
+	assert_int_equal(integrity_time_parse("@0", &t), 0);
+	assert_true(t == 0);
+	assert_int_equal(integrity_time_parse("@253402300799.999999999", &t), 0);
+	assert_true(t == 253402300799LL * 1000000 + 999999);
+	assert_int_equal(integrity_time_parse("9999-12-31T23:59:59Z", &t), 0);
+	assert_true(t == 253402300799LL * 1000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encode_overlong),
+		cmocka_unit_test_setup_teardown(test_history_numbers_out_of_range, setup_dir, remove_dir),
+		cmocka_unit_test(test_time_range),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,5 +50,8 @@ int device_identity(const struct integrity_device *dev, char *buf, size_t len);
 
 /* nvme.c: the protection type of /dev/<disk>'s namespace (DPS bits 2:0). */
 int nvme_pi_type(const char *disk);
+/* nvme.c: Identify Controller's MDTS as bytes, from the controller's minimum
+ * memory page size (0: 4096); 0 when MDTS is 0 (no limit), capped at 2 GiB. */
+uint32_t nvme_max_transfer(uint8_t mdts, uint64_t page_size);
 
 #endif

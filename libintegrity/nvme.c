@@ -42,6 +42,43 @@ int nvme_pi_type(const char *disk)
 	return r < 0 ? r : ns.dps & NVME_NS_DPS_PI_MASK;
 }
 
+uint32_t nvme_max_transfer(uint8_t mdts, uint64_t page_size)
+{
+	if (!mdts)
+		return 0;	/* no limit */
+	if (!page_size)
+		page_size = 4096;
+	/* The largest transfer we ever ask for; a larger limit is no limit to us.
+	 * Both come from the device: no shift past 64 bits, no wrap at 32. */
+	const uint64_t cap = 1ULL << 31;
+	if (mdts >= 32 || page_size > cap >> mdts)
+		return (uint32_t)cap;
+	return (uint32_t)(page_size << mdts);
+}
+
+/* CAP.MPSMIN as bytes, where the controller answers Property Get (NVMe over
+ * Fabrics; a PCIe controller keeps CAP in its registers, out of reach), else
+ * 0. */
+static uint64_t min_page_size(int fd, const struct integrity_device *dev)
+{
+	char transport[32];
+	__u64 cap = 0;
+
+	if (sysfs_read(dev->diskdir, "device/transport", transport, sizeof(transport)) <= 0 ||
+	    strcmp(transport, "pcie") == 0)
+		return 0;
+	struct nvme_get_property_args args = {
+		.value = &cap,
+		.args_size = sizeof(args),
+		.fd = fd,
+		.timeout = NVME_DEFAULT_IOCTL_TIMEOUT,
+		.offset = NVME_REG_CAP,
+	};
+	if (nvme_get_property(&args) != 0)
+		return 0;
+	return 4096ULL << NVME_CAP_MPSMIN(cap);
+}
+
 INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *dev,
 						struct integrity_nvme_info *info)
 {
@@ -87,8 +124,8 @@ INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *d
 		copy_device_string(info->serial, ctrl.sn, sizeof(ctrl.sn));
 		copy_device_string(info->firmware, ctrl.fr, sizeof(ctrl.fr));
 		info->ctratt = le32toh(ctrl.ctratt);
-		/* MDTS is a power of two of the minimum page size; 4 KiB assumed. */
-		info->max_transfer = ctrl.mdts ? 4096u << ctrl.mdts : 0;
+		/* MDTS is a power of two of the minimum memory page size. */
+		info->max_transfer = nvme_max_transfer(ctrl.mdts, ctrl.mdts ? min_page_size(fd, dev) : 0);
 	}
 	if (info->ctratt & NVME_CTRL_CTRATT_ELBAS) {
 		struct nvme_nvm_id_ns nvm;

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "device.h"
 #include "devt.h"
 
 /* ------------------------------------------------------------------ udev encoding */
@@ -57,6 +58,22 @@ static void test_encode_overlong(void **state)
 	free(bangs);
 	free(nonchars);
 	free(fits);
+}
+
+/* ------------------------------------------------------------------ NVMe MDTS */
+
+static void test_nvme_max_transfer(void **state)
+{
+	assert_int_equal(nvme_max_transfer(0, 0), 0);		/* no limit */
+	assert_int_equal(nvme_max_transfer(5, 0), 128 * 1024);	/* 4 KiB pages assumed */
+	assert_int_equal(nvme_max_transfer(5, 4096), 128 * 1024);
+	assert_int_equal(nvme_max_transfer(5, 65536), 2 * 1024 * 1024);
+	assert_int_equal(nvme_max_transfer(19, 4096), 1u << 31);
+	/* Would wrap at 32 bits, or shift past the width: capped. */
+	for (unsigned mdts = 20; mdts < 256; mdts++)
+		assert_int_equal(nvme_max_transfer((uint8_t)mdts, 4096), 1u << 31);
+	assert_int_equal(nvme_max_transfer(16, 1ULL << 27), 1u << 31);
+	assert_int_equal(nvme_max_transfer(1, UINT64_MAX), 1u << 31);
 }
 
 /* ------------------------------------------------------------------ history and time */
@@ -138,6 +155,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_encode_overlong),
+		cmocka_unit_test(test_nvme_max_transfer),
 		cmocka_unit_test_setup_teardown(test_history_numbers_out_of_range, setup_dir, remove_dir),
 		cmocka_unit_test(test_time_range),
 	};

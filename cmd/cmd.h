@@ -66,8 +66,12 @@ int parse_duration(const char *s, double *secs);
 int parse_block_range(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len);
 /* The same for --range: 0, or EXIT_USAGE with the message printed. */
 int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_t *len);
-/* Human-readable size, as lsblk prints it: 512, 64M, 1.5G. */
-const char *format_size(uint64_t bytes, char *buf, size_t len);
+/* Human-readable size, as lsblk prints it: 512B, 64M, 1.5G (the library's
+ * formatter, so that the command and the library's messages agree). */
+static inline const char *format_size(uint64_t bytes, char *buf, size_t len)
+{
+	return integrity_size_string(bytes, buf, len);
+}
 
 /* Options that describe protection information (pi_options.c), shared by
  * pi and scrub. */

@@ -234,31 +234,3 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 	va_end(ap);
 	return scols_line_set_data(ln, column, buf);
 }
-
-const char *format_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char units[] = "BKMGTPE";
-	int u = 0;
-	uint64_t whole = bytes, frac = 0;
-
-	while (whole >= 1024 && u < 6) {
-		frac = whole % 1024;
-		whole /= 1024;
-		u++;
-	}
-	if (!u) {
-		snprintf(buf, len, "%" PRIu64, bytes);
-		return buf;
-	}
-	/* One decimal, dropped when it is zero, as lsblk does. */
-	unsigned tenth = (unsigned)((frac * 10 + 512) / 1024);
-	if (tenth == 10) {
-		whole++;
-		tenth = 0;
-	}
-	if (tenth)
-		snprintf(buf, len, "%" PRIu64 ".%u%c", whole, tenth, units[u]);
-	else
-		snprintf(buf, len, "%" PRIu64 "%c", whole, units[u]);
-	return buf;
-}

@@ -24,6 +24,10 @@ extern "C" {
 /* The library's version string, e.g. "0.1.0". */
 const char *integrity_version(void);
 
+/* A size as lsblk prints it (powers of 1024, one-letter suffix, one decimal
+ * when it is not 0): "512B", "64M", "1.5G".  Returns buf; 16 bytes hold any. */
+const char *integrity_size_string(uint64_t bytes, char *buf, size_t len);
+
 /* ------------------------------------------------------------------------
  * Checksums
  * ------------------------------------------------------------------------ */

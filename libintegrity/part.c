@@ -176,26 +176,32 @@ static int set_errorf(struct integrity_part_error *e, unsigned partno, int err, 
 	return err;
 }
 
-static const char *human(uint64_t bytes, char *buf, size_t len)
+/* util-linux's size_to_human_string() as lsblk calls it: powers of 1024 with
+ * a one-letter suffix (512B, 64M), one decimal rounded half up and dropped
+ * when it is 0 (1.5G; 1023.96K rounds to 1024K, as lsblk prints it). */
+INTEGRITY_EXPORT const char *integrity_size_string(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	unsigned u = 0;
-	uint64_t whole = bytes, frac = 0;
+	static const char letters[] = "BKMGTPE";
+	unsigned exp = 0;
 
-	while (whole >= 1024 && u < ARRAY_SIZE(units) - 1) {
-		frac = whole % 1024;
-		whole /= 1024;
-		u++;
+	while (exp < 60 && bytes >= (1ULL << (exp + 10)))
+		exp += 10;
+	uint64_t whole = bytes >> exp, frac = exp ? bytes & ((1ULL << exp) - 1) : 0;
+	char suffix = letters[exp / 10];
+
+	if (frac) {
+		/* Thousandths, truncated, then rounded to tenths. */
+		frac = frac >= UINT64_MAX / 1000 ? ((frac / 1024) * 1000) >> (exp - 10) : (frac * 1000) >> exp;
+		frac = (frac + 50) / 100;
+		if (frac == 10) {
+			whole++;
+			frac = 0;
+		}
 	}
-	unsigned tenth = (unsigned)((frac * 10 + 512) / 1024);
-	if (tenth == 10) {
-		whole++;
-		tenth = 0;
-	}
-	if (tenth)
-		snprintf(buf, len, "%" PRIu64 ".%u %s", whole, tenth, units[u]);
+	if (frac)
+		snprintf(buf, len, "%" PRIu64 ".%" PRIu64 "%c", whole, frac, suffix);
 	else
-		snprintf(buf, len, "%" PRIu64 " %s", whole, units[u]);
+		snprintf(buf, len, "%" PRIu64 "%c", whole, suffix);
 	return buf;
 }
 
@@ -1400,11 +1406,12 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 	if (placed < spec->count)
 		return plan_fail(planp, set_errorf(err, 0, -ENOSPC, "does not fit",
 			"%u partitions of %s need %s with %s alignment; %s is free (largest area %s), "
-			"room for %u", spec->count, human(spec->size, h1, sizeof(h1)),
-			human(spec->count * round_up_u64(size, grain) * d->sector_size, h2, sizeof(h2)),
-			human(grain * d->sector_size, h3, sizeof(h3)),
-			human(total * d->sector_size, h4, sizeof(h4)),
-			human(largest * d->sector_size, h5, sizeof(h5)), placed));
+			"room for %u", spec->count, integrity_size_string(spec->size, h1, sizeof(h1)),
+			integrity_size_string(spec->count * round_up_u64(size, grain) * d->sector_size, h2,
+					      sizeof(h2)),
+			integrity_size_string(grain * d->sector_size, h3, sizeof(h3)),
+			integrity_size_string(total * d->sector_size, h4, sizeof(h4)),
+			integrity_size_string(largest * d->sector_size, h5, sizeof(h5)), placed));
 
 	unsigned final = grown ? gpt_shrink_for_adding(plan) : 0;
 	for (unsigned i = 0; i < spec->count; i++) {

@@ -285,7 +285,7 @@ sfdisk_table() {
 	sum=$(md5sum <"$dev")
 	run ictl part create "$dev" --label gpt --count 10 --size 1M --yes
 	assert_failure 2
-	assert_output --partial "does not fit: 10 partitions of 1 MiB need 10 MiB"
+	assert_output --partial "does not fit: 10 partitions of 1M need 10M"
 	assert_output --partial "room for 6"
 	[ "$(md5sum <"$dev")" = "$sum" ]
 	[ "$(sysfs_parts "$dev" | wc -l)" -eq 0 ]

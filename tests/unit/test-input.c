@@ -151,6 +151,36 @@ static void test_time_range(void **state)
 	assert_true(t == 253402300799LL * 1000000);
 }
 
+/* ------------------------------------------------------------------ sizes */
+
+/* Each checked against lsblk (util-linux 2.38.1) on a loop device of the size. */
+static void test_size_string(void **state)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *text;
+	} cases[] = {
+		{ 0, "0B" },
+		{ 512, "512B" },
+		{ 1023, "1023B" },
+		{ 1024, "1K" },
+		{ 1536, "1.5K" },
+		{ 1048064, "1023.5K" },
+		{ 64ULL << 20, "64M" },
+		{ (1ULL << 30) - 40960, "1024M" },	/* 1023.96M rounds up, unit kept */
+		{ (1ULL << 30) - 512, "1024M" },
+		{ 1572864000, "1.5G" },
+		{ (1ULL << 30) + 100 * (1ULL << 20), "1.1G" },
+		{ (1ULL << 30) + 51 * (1ULL << 20), "1G" },
+		{ 5 * (1ULL << 40) + 512, "5T" },
+		{ UINT64_MAX, "16E" },
+	};
+	char buf[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(integrity_size_string(cases[i].bytes, buf, sizeof(buf)), cases[i].text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_nvme_max_transfer),
 		cmocka_unit_test_setup_teardown(test_history_numbers_out_of_range, setup_dir, remove_dir),
 		cmocka_unit_test(test_time_range),
+		cmocka_unit_test(test_size_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "inuse.h"
 
 #define MAX_NOTES 8
 #define NOTE_LEN 256
@@ -990,29 +991,23 @@ static int check_result(struct integrity_format_plan *p, char *why, size_t len)
 INTEGRITY_EXPORT int integrity_format_apply(struct integrity_format_plan *p,
 					    const struct integrity_format_callbacks *cb, char *why, size_t len)
 {
-	char path[PATH_MAX], reason[256];
-	struct stat st;
+	char path[PATH_MAX], reason[PATH_MAX + 200];
 	int r;
 
 	if (why && len)
 		why[0] = '\0';
 	if (!p->dev->ctx->live)
 		return fail_why(why, len, -ENODATA, "a saved sysfs tree describes no device to format");
-	r = integrity_device_in_use(p->dev, reason, sizeof(reason));
-	if (r < 0)
-		return fail_why(why, len, r, "cannot tell whether the device is in use");
-	if (r > 0)
-		return fail_why(why, len, -EBUSY, "%s", reason);
 	if (path_printf(path, sizeof(path), "/dev/%s", p->dev->disk) < 0)
 		return -ENAMETOOLONG;
 	/* Held exclusively until the end: nothing can mount or claim the disk
 	 * or its partitions meanwhile. */
-	_cleanup_close_ int fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fd = disk_open_write(path, p->dev->disk, p->dev->devnum, p->dev->diskdir,
+						 O_NONBLOCK, NULL, reason, sizeof(reason));
+	if (fd == -EBUSY)
+		return fail_why(why, len, fd, "in use: %s", reason);
 	if (fd < 0)
-		return fail_why(why, len, -errno, errno == EBUSY ? "%s is open exclusively by another program" :
-				"cannot open %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != p->dev->devnum)
-		return fail_why(why, len, -ENODEV, "%s is not the device planned for", path);
+		return fail_why(why, len, fd, "cannot open %s: %s", path, reason[0] ? reason : strerror(-fd));
 	/* Whatever is still cached for the old format goes out first. */
 	fsync(fd);
 	ioctl(fd, BLKFLSBUF, 0);

@@ -432,16 +432,17 @@ int cmd_format(int argc, const char **argv)
 			   "all of its partitions", integrity_device_disk_name(dev));
 		goto out;
 	}
-	r = integrity_format_plan_new(dev, &req, &plan, why, sizeof(why));
-	if (r < 0) {
-		ret = fail(r == -EINVAL ? EXIT_USAGE : EXIT_FAIL, name, 0, "cannot format: %s",
-			   why[0] ? why : strerror(-r));
-		goto out;
-	}
+	/* First: a device in use is refused whatever else is wrong with the request. */
 	r = integrity_device_in_use(dev, why, sizeof(why));
 	if (r != 0) {
 		ret = r > 0 ? fail(EXIT_FAIL, name, 0, "in use: %s; nothing written", why) :
 			      fail(EXIT_FAIL, name, r, "cannot tell whether it is in use");
+		goto out;
+	}
+	r = integrity_format_plan_new(dev, &req, &plan, why, sizeof(why));
+	if (r < 0) {
+		ret = fail(r == -EINVAL ? EXIT_USAGE : EXIT_FAIL, name, 0, "cannot format: %s",
+			   why[0] ? why : strerror(-r));
 		goto out;
 	}
 

@@ -193,7 +193,8 @@ static int report(int code, const char *dev, const struct integrity_part_error *
 	if (e->partno)
 		snprintf(part, sizeof(part), "partition %u: ", e->partno);
 	if (e->err == -EUCLEAN)
-		return fail(code, dev, 0, "%s%s: %s (--force writes anyway)", part, e->what, e->why);
+		return fail(code, dev, 0, "%s%s: %s (--force writes anyway, unless the disk is in use)", part,
+			    e->what, e->why);
 	if (e->why[0])
 		return fail(code, dev, 0, "%s%s: %s", part, e->what, e->why);
 	return fail(code, dev, e->err, "%s%s", part, e->what);

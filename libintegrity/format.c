@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "inuse.h"
 
 #define MAX_NOTES 8
 #define NOTE_LEN 256
@@ -33,7 +34,12 @@
 #define MODE_SELECT_10 0x55
 #define SCSI_CMD_TIMEOUT 60			/* seconds; FORMAT UNIT returns at once (IMMED) */
 #define NVME_FORMAT_TIMEOUT_MS (12u * 3600 * 1000)	/* Format NVM has no IMMED */
-#define SETTLE_SECONDS 15			/* for the kernel to show the new format */
+/* How long the kernel may take to show the new format: the NVMe driver
+ * rescans the namespace itself, which a busy machine can delay for seconds;
+ * sd shows a new profile only after the disk is probed again. */
+#define NVME_SETTLE_SECONDS 30
+#define SCSI_SETTLE_SECONDS 15
+#define RESCAN_AGAIN_SECONDS 5		/* NVMe: ask for a rescan while it shows the old one */
 
 struct integrity_format_plan {
 	const struct integrity_device *dev;
@@ -42,6 +48,11 @@ struct integrity_format_plan {
 	bool have_result, written;
 	bool accept_nop;	/* PI last in larger metadata: kernels without pi_offset register nop */
 	bool fpi;		/* NVMe: Identify Namespace reports format progress (FPI.FPIS) */
+	/* The kernel's view as last read: all of it from one poll, so that the
+	 * check never mixes a read from before a rescan with one from after. */
+	struct integrity_kernel_state seen;
+	uint64_t seen_lbs;
+	double deadline;	/* for the kernel to show the new format */
 	struct integrity_format_scsi_cmds scsi;
 	struct integrity_format_nvme_cmd nvme_cmd;
 	char notes[MAX_NOTES][NOTE_LEN];
@@ -874,21 +885,36 @@ static int apply_nvme(struct integrity_format_plan *p, int fd, const struct inte
 	return 0;
 }
 
-static bool kernel_settled(const struct integrity_format_plan *p)
+/* Reads the kernel's view into p->seen: true when it is the planned one. */
+static bool kernel_settled(struct integrity_format_plan *p)
 {
-	struct integrity_kernel_state st;
-	uint64_t lbs;
-
-	if (sysfs_read_u64(p->dev->diskdir, "queue/logical_block_size", &lbs) < 0 || lbs != p->target.block_size)
-		return false;
-	integrity_device_kernel_state(p->dev, &st);
-	return strcmp(st.format, p->target.profile) == 0 || (p->accept_nop && strcmp(st.format, "nop") == 0);
+	p->seen_lbs = 0;
+	sysfs_read_u64(p->dev->diskdir, "queue/logical_block_size", &p->seen_lbs);
+	integrity_device_kernel_state(p->dev, &p->seen);
+	return p->seen_lbs == p->target.block_size &&
+	       (strcmp(p->seen.format, p->target.profile) == 0 ||
+		(p->accept_nop && strcmp(p->seen.format, "nop") == 0));
 }
 
-static void wait_kernel(const struct integrity_format_plan *p, unsigned seconds)
+/* Poll until the kernel shows the planned format or p->deadline passes.
+ * An NVMe namespace that still shows the old one is asked to rescan, once
+ * in a while: the driver's own rescan may have run before the controller
+ * reported the new format. */
+static bool wait_kernel(struct integrity_format_plan *p, bool ask_rescan)
 {
-	for (unsigned i = 0; i < seconds * 10 && !kernel_settled(p); i++)
+	double asked = now();
+
+	while (!kernel_settled(p)) {
+		double t = now();
+		if (t >= p->deadline)
+			return false;
+		if (ask_rescan && t - asked >= RESCAN_AGAIN_SECONDS) {
+			write_sysfs(p->dev->diskdir, "device/rescan_controller", "1");
+			asked = t;
+		}
 		sleep_ms(100);
+	}
+	return true;
 }
 
 /* Have the kernel read the new format, then read it back from the device. */
@@ -899,17 +925,17 @@ static int read_back(struct integrity_format_plan *p, int fd, const struct integ
 	double t0 = now();
 
 	report(cb, "rescan", t0, -1);
+	/* A device from a listing (a /dev path, MAJ:MIN) keeps the listing's
+	 * snapshot of the kernel's view: that is the old format now. */
+	((struct integrity_device *)p->dev)->state_valid = false;
 	/* Cached blocks of the old format must not be read or written back. */
 	ioctl(fd, BLKFLSBUF, 0);
 	*res = p->target;
 	if (p->nvme) {
 		struct nvme_id_ns ns;
-		/* The driver rescans after Format NVM; ask again if it has not. */
-		wait_kernel(p, 5);
-		if (!kernel_settled(p)) {
-			write_sysfs(p->dev->diskdir, "device/rescan_controller", "1");
-			wait_kernel(p, SETTLE_SECONDS);
-		}
+		/* The driver rescans after Format NVM, in its own time. */
+		p->deadline = t0 + NVME_SETTLE_SECONDS;
+		wait_kernel(p, true);
 		ioctl(fd, BLKRRPART, 0);
 		int r = nvme_identify_ns(fd, p->nvme_cmd.nsid, &ns);
 		if (r != 0)
@@ -930,7 +956,8 @@ static int read_back(struct integrity_format_plan *p, int fd, const struct integ
 		char reason[256];
 		write_sysfs(p->dev->diskdir, "device/rescan", "1");
 		ioctl(fd, BLKRRPART, 0);
-		wait_kernel(p, SETTLE_SECONDS);
+		p->deadline = t0 + SCSI_SETTLE_SECONDS;
+		wait_kernel(p, false);
 		int r = scsi_ready(fd, reason, sizeof(reason));
 		if (r == 0 && sg_ll_readcap_16(fd, false, 0, rc, sizeof(rc), false, 0) != 0)
 			r = fail_why(reason, sizeof(reason), -EIO, "READ CAPACITY(16) failed");
@@ -952,9 +979,13 @@ static int check_result(struct integrity_format_plan *p, char *why, size_t len)
 {
 	const struct integrity_format_layout *t = &p->target;
 	struct integrity_format_layout *res = &p->result;
-	uint64_t lbs = 0;
+	uint64_t lbs;
 
-	kernel_view(p->dev, res);
+	/* Once more: the partition re-read or a late rescan may have moved it. */
+	wait_kernel(p, false);
+	lbs = p->seen_lbs;
+	snprintf(res->profile, sizeof(res->profile), "%s", p->seen.format);
+	res->kernel_interval = p->seen.interval;
 	p->have_result = true;
 	if (p->nvme && res->lba_format != t->lba_format)
 		return fail_why(why, len, -EIO, "the namespace uses LBA format %d, not %d", res->lba_format,
@@ -972,7 +1003,6 @@ static int check_result(struct integrity_format_plan *p, char *why, size_t len)
 	if (!p->nvme && res->pi_interval != t->pi_interval)
 		return fail_why(why, len, -EIO, "the disk protects %u-byte intervals, not %u", res->pi_interval,
 				t->pi_interval);
-	sysfs_read_u64(p->dev->diskdir, "queue/logical_block_size", &lbs);
 	if (lbs != t->block_size)
 		return fail_why(why, len, -EIO, "the kernel still uses %" PRIu64 "-byte blocks, not %u",
 				lbs, t->block_size);
@@ -990,29 +1020,23 @@ static int check_result(struct integrity_format_plan *p, char *why, size_t len)
 INTEGRITY_EXPORT int integrity_format_apply(struct integrity_format_plan *p,
 					    const struct integrity_format_callbacks *cb, char *why, size_t len)
 {
-	char path[PATH_MAX], reason[256];
-	struct stat st;
+	char path[PATH_MAX], reason[PATH_MAX + 200];
 	int r;
 
 	if (why && len)
 		why[0] = '\0';
 	if (!p->dev->ctx->live)
 		return fail_why(why, len, -ENODATA, "a saved sysfs tree describes no device to format");
-	r = integrity_device_in_use(p->dev, reason, sizeof(reason));
-	if (r < 0)
-		return fail_why(why, len, r, "cannot tell whether the device is in use");
-	if (r > 0)
-		return fail_why(why, len, -EBUSY, "%s", reason);
 	if (path_printf(path, sizeof(path), "/dev/%s", p->dev->disk) < 0)
 		return -ENAMETOOLONG;
 	/* Held exclusively until the end: nothing can mount or claim the disk
 	 * or its partitions meanwhile. */
-	_cleanup_close_ int fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fd = disk_open_write(path, p->dev->disk, p->dev->devnum, p->dev->diskdir,
+						 O_NONBLOCK, NULL, reason, sizeof(reason));
+	if (fd == -EBUSY)
+		return fail_why(why, len, fd, "in use: %s", reason);
 	if (fd < 0)
-		return fail_why(why, len, -errno, errno == EBUSY ? "%s is open exclusively by another program" :
-				"cannot open %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != p->dev->devnum)
-		return fail_why(why, len, -ENODEV, "%s is not the device planned for", path);
+		return fail_why(why, len, fd, "cannot open %s: %s", path, reason[0] ? reason : strerror(-fd));
 	/* Whatever is still cached for the old format goes out first. */
 	fsync(fd);
 	ioctl(fd, BLKFLSBUF, 0);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "device.h"
 #include "inuse.h"
@@ -177,7 +178,8 @@ struct member {
 };
 
 /* The device itself and, for a whole disk, its partitions. */
-static int members(const struct integrity_device *dev, struct member **out, size_t *n)
+static int members(const char *name, const char *dir, dev_t devnum, bool whole, struct member **out,
+		   size_t *n)
 {
 	struct member *v = calloc(1, sizeof(*v));
 	struct dirent *de;
@@ -185,17 +187,17 @@ static int members(const struct integrity_device *dev, struct member **out, size
 
 	if (!v)
 		return -ENOMEM;
-	snprintf(v[0].name, sizeof(v[0].name), "%s", dev->name);
-	snprintf(v[0].dir, sizeof(v[0].dir), "%s", dev->dir);
-	v[0].devnum = dev->devnum;
-	DIR *d = dev->partno ? NULL : opendir(dev->diskdir);
+	snprintf(v[0].name, sizeof(v[0].name), "%s", name);
+	snprintf(v[0].dir, sizeof(v[0].dir), "%s", dir);
+	v[0].devnum = devnum;
+	DIR *d = whole ? opendir(dir) : NULL;
 	while (d && (de = readdir(d))) {
-		char dir[PATH_MAX], buf[32];
+		char pdir[PATH_MAX], buf[32];
 		unsigned maj, min;
 		if (de->d_name[0] == '.' ||
-		    path_printf(dir, sizeof(dir), "%s/%s", dev->diskdir, de->d_name) < 0 ||
-		    sysfs_read(dir, "partition", buf, sizeof(buf)) <= 0 ||
-		    sysfs_read(dir, "dev", buf, sizeof(buf)) <= 0 ||
+		    path_printf(pdir, sizeof(pdir), "%s/%s", dir, de->d_name) < 0 ||
+		    sysfs_read(pdir, "partition", buf, sizeof(buf)) <= 0 ||
+		    sysfs_read(pdir, "dev", buf, sizeof(buf)) <= 0 ||
 		    sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
 		struct member *nv = realloc(v, (count + 1) * sizeof(*v));
@@ -206,7 +208,7 @@ static int members(const struct integrity_device *dev, struct member **out, size
 		}
 		v = nv;
 		snprintf(v[count].name, sizeof(v[count].name), "%s", de->d_name);
-		snprintf(v[count].dir, sizeof(v[count].dir), "%s", dir);
+		snprintf(v[count].dir, sizeof(v[count].dir), "%s", pdir);
 		v[count].devnum = makedev(maj, min);
 		count++;
 	}
@@ -217,7 +219,52 @@ static int members(const struct integrity_device *dev, struct member **out, size
 	return 0;
 }
 
-INTEGRITY_EXPORT int integrity_device_in_use(const struct integrity_device *dev, char *why, size_t len)
+/*
+ * m[0] is the device, m[1..] its partitions.  USED_SELF when the device
+ * itself is mounted, swap, held or claimed; USED_PARTITION when only a
+ * partition is; why names which one and what uses it.
+ *
+ * The kernel lets a disk or its partitions be claimed, never both: a claim on
+ * a partition makes the disk's exclusive open fail too.  So a disk whose
+ * exclusive open fails while some partition's succeeds is claimed through a
+ * partition only; when every partition's fails, the disk itself may be.
+ */
+enum { USED_NONE, USED_SELF, USED_PARTITION };
+
+static int members_used(const struct member *m, size_t n, const struct usage *u, const char *root,
+			bool live, char *why, size_t len)
+{
+	char what[PATH_MAX + 200];
+	const struct member *claimed = NULL;
+	bool free_part = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (block_device_used(u, m[i].devnum, m[i].dir, root, what, sizeof(what))) {
+			snprintf(why, len, "%s is %s", m[i].name, what);
+			return i ? USED_PARTITION : USED_SELF;
+		}
+	if (!live)
+		return USED_NONE;
+	for (size_t i = 1; i < n; i++) {
+		if (!block_device_claimed(m[i].name, m[i].devnum))
+			free_part = true;
+		else if (!claimed)
+			claimed = &m[i];
+	}
+	if (claimed && free_part) {
+		snprintf(why, len, "%s is open exclusively by another program", claimed->name);
+		return USED_PARTITION;
+	}
+	if (block_device_claimed(m[0].name, m[0].devnum)) {
+		snprintf(why, len, "%s is open exclusively by another program", m[0].name);
+		return USED_SELF;
+	}
+	return USED_NONE;
+}
+
+/* members_used() of a device with a fresh snapshot of the mount and swap tables. */
+static int device_used(const char *name, const char *dir, dev_t devnum, bool whole, const char *root,
+		       bool live, char *why, size_t len)
 {
 	struct usage u = { 0 };
 	struct member *m;
@@ -226,29 +273,57 @@ INTEGRITY_EXPORT int integrity_device_in_use(const struct integrity_device *dev,
 
 	if (why && len)
 		why[0] = '\0';
-	r = members(dev, &m, &n);
+	r = members(name, dir, devnum, whole, &m, &n);
 	if (r < 0)
 		return r;
 	/* The mount and swap tables are this system's: meaningless for a saved tree. */
-	if (dev->ctx->live && (r = usage_load(&u)) < 0) {
+	if (live && (r = usage_load(&u)) < 0) {
 		free(m);
 		return r;
 	}
-	r = 0;
-	for (size_t i = 0; i < n && !r; i++) {
-		char what[PATH_MAX + 200];
-		if (block_device_used(&u, m[i].devnum, m[i].dir, dev->ctx->root, what, sizeof(what))) {
-			snprintf(why, len, "%s is %s", m[i].name, what);
-			r = 1;
-		}
-	}
-	/* Last: a claim on a partition also makes the disk's exclusive open fail. */
-	for (size_t i = n; dev->ctx->live && !r && i-- > 0;)
-		if (block_device_claimed(m[i].name, m[i].devnum)) {
-			snprintf(why, len, "%s is open exclusively by another program", m[i].name);
-			r = 1;
-		}
+	r = members_used(m, n, &u, root, live, why, len);
 	usage_free(&u);
 	free(m);
 	return r;
+}
+
+int disk_open_write(const char *path, const char *name, dev_t devnum, const char *sysdir, int oflags,
+		    bool *shared, char *why, size_t len)
+{
+	struct stat st;
+	int fd, r;
+
+	if (shared)
+		*shared = false;
+	r = device_used(name, sysdir, devnum, true, "/sys", true, why, len);
+	if (r < 0)
+		return r;
+	if (r == USED_SELF || (r == USED_PARTITION && !shared))
+		return -EBUSY;
+	fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC | oflags);
+	if (fd < 0 && errno == EBUSY && r == USED_PARTITION) {
+		/* Its partitions' claims keep anyone else from claiming the disk. */
+		*shared = true;
+		fd = open(path, O_RDWR | O_CLOEXEC | oflags);
+	} else if (fd < 0 && errno == EBUSY) {
+		/* Claimed between the check and the open. */
+		snprintf(why, len, "%s is open exclusively by another program", name);
+		return -EBUSY;
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != devnum) {
+		close(fd);
+		snprintf(why, len, "%s is no longer the device it was", path);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+INTEGRITY_EXPORT int integrity_device_in_use(const struct integrity_device *dev, char *why, size_t len)
+{
+	int r = device_used(dev->name, dev->partno ? dev->dir : dev->diskdir, dev->devnum, !dev->partno,
+			    dev->ctx->root, dev->ctx->live, why, len);
+
+	return r < 0 ? r : r != USED_NONE;
 }

@@ -33,4 +33,23 @@ int block_device_used(const struct usage *u, dev_t devnum, const char *sysdir, c
  * in another mount namespace where mountinfo does not show it. */
 bool block_device_claimed(const char *name, dev_t devnum);
 
+/*
+ * The one check before a whole disk is written (partition tables, format):
+ * -EBUSY, with why naming what uses it ("sdb is mounted on /srv", "sdb is
+ * held by md0", "sdb2 is in use as swap", "sdb is open exclusively by
+ * another program"), when the disk or one of its partitions is mounted,
+ * swap, held by another block device or claimed by a program.  Else the
+ * descriptor of path (the disk /dev/NAME with number devnum and sysfs
+ * directory sysdir), O_RDWR | O_EXCL | oflags, to write through: while it is
+ * open nothing can mount or claim the disk or its partitions.
+ *
+ * With shared non-NULL, partitions in use are not refused: the disk is then
+ * opened without O_EXCL (the kernel counts a partition's claim against its
+ * disk) and *shared is set.  Each partition's claim still keeps everyone
+ * else from claiming the whole disk; the caller must leave those partitions
+ * and the table's own sectors over them alone.
+ */
+int disk_open_write(const char *path, const char *name, dev_t devnum, const char *sysdir, int oflags,
+		    bool *shared, char *why, size_t len);
+
 #endif

@@ -408,7 +408,9 @@ struct integrity_part_disk;
 
 enum {
 	/* Open read-write and hold flock(LOCK_EX) on the disk until it is freed
-	 * (systemd's block-device locking: udev leaves the disk alone). */
+	 * (systemd's block-device locking: udev leaves the disk alone).  A disk
+	 * in use is refused whatever the flags; it is held with O_EXCL unless
+	 * only partitions of it are in use (plans leave those alone). */
 	INTEGRITY_PART_WRITE = 1 << 0,
 	/* Plan changes even when reading the table reported problems. */
 	INTEGRITY_PART_FORCE = 1 << 1,
@@ -418,7 +420,8 @@ enum {
  * Open a whole disk (or an image file) and read its partition table and,
  * for a block device, the kernel's partitions (sysfs).  -EINVAL: path is a
  * partition, not a whole disk (why names its disk); -ENOTBLK: neither a
- * block device nor a regular file; -ENXIO: no medium; -EBUSY: another
+ * block device nor a regular file; -ENXIO: no medium; -EBUSY: the disk is
+ * in use (mounted, swap, held, open exclusively: why says which) or another
  * program holds the disk's lock; other -errno from open() and libfdisk.
  */
 int integrity_part_disk_open(struct integrity_part_disk **disk, const char *path, unsigned flags,

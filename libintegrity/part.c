@@ -287,6 +287,9 @@ struct integrity_part_disk {
 	struct integrity_part_entry *e;
 	size_t ne;
 	bool stale;		/* a plan was applied since the last load */
+	bool exclusive;		/* open for writing with O_EXCL: nothing uses it */
+	bool shared;		/* open for writing while partitions are in use */
+	char busy[PATH_MAX + 64];	/* which partition, and what uses it */
 	struct fdisk_context *cxt;	/* as read, for the next plan to take */
 };
 
@@ -705,10 +708,26 @@ int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *pat
 	if (d->blockdev && (r = disk_identify(d, err)) < 0)
 		goto fail;
 
-	d->fd = open(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (d->fd < 0) {
-		r = set_error(err, 0, -errno, "cannot open");
-		goto fail;
+	if (d->blockdev && (flags & INTEGRITY_PART_WRITE)) {
+		char sysdir[64];
+		snprintf(sysdir, sizeof(sysdir), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
+		/* Whatever the flags: --force is for tables, never for a disk in use. */
+		d->fd = disk_open_write(path, d->kname, d->devno, sysdir, 0, &d->shared, d->busy,
+					sizeof(d->busy));
+		if (d->fd < 0) {
+			r = d->fd == -EBUSY ? set_errorf(err, 0, -EBUSY, "in use", "%s", d->busy) :
+					      set_errorf(err, 0, d->fd, "cannot open", "%s",
+							 d->busy[0] ? d->busy : strerror(-d->fd));
+			d->fd = -1;
+			goto fail;
+		}
+		d->exclusive = !d->shared;
+	} else {
+		d->fd = open(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		if (d->fd < 0) {
+			r = set_error(err, 0, -errno, "cannot open");
+			goto fail;
+		}
 	}
 	if (fstat(d->fd, &st) < 0 || (d->blockdev && st.st_rdev != d->devno)) {
 		r = set_errorf(err, 0, -ESTALE, "cannot open", "the device changed while it was opened");
@@ -871,7 +890,8 @@ const char *integrity_part_kernel_state_name(enum integrity_part_kernel_state st
 /* ------------------------------------------------------------------ in use */
 
 /* 1 and why when the kernel's partition is in use, 0 when not. */
-static int part_busy(const struct kpart *k, const struct usage *u, char *why, size_t len)
+static int part_busy(const struct integrity_part_disk *d, const struct kpart *k, const struct usage *u,
+		     char *why, size_t len)
 {
 	dev_t dev = makedev(k->major, k->minor);
 	char dir[64];
@@ -879,6 +899,9 @@ static int part_busy(const struct kpart *k, const struct usage *u, char *why, si
 	snprintf(dir, sizeof(dir), SYSFS_DEV_BLOCK "/%u:%u", k->major, k->minor);
 	if (block_device_used(u, dev, dir, "/sys", why, len))
 		return 1;
+	/* Our own exclusive claim on the disk: nobody else has one on a partition. */
+	if (d->exclusive)
+		return 0;
 	if (block_device_claimed(k->kname, dev)) {
 		snprintf(why, len, "open exclusively by another program");
 		return 1;
@@ -1039,6 +1062,16 @@ static int plan_read_table(struct integrity_part_plan *plan, struct integrity_pa
 	return 0;
 }
 
+/* A new table is laid out afresh: its sectors may be inside partitions the
+ * kernel has, and those in use must not change under their users. */
+static int new_table_allowed(const struct integrity_part_disk *d, struct integrity_part_error *err)
+{
+	if (!d->shared)
+		return 0;
+	return set_errorf(err, 0, -EBUSY, "cannot create a partition table",
+			  "partitions the kernel has are in use: %s", d->busy);
+}
+
 /* The plan's table: the disk's, or a new one of type label on a disk
  * without one.  A signature of something else was a problem at open: only
  * with FORCE do we get here, and then it is wiped on write. */
@@ -1057,6 +1090,8 @@ static int plan_label(struct integrity_part_plan *plan, const char *label,
 	if (!label)
 		return set_errorf(err, 0, -ENODATA, "no partition table",
 				  "the disk has none; say which one to create (gpt or dos)");
+	if ((r = new_table_allowed(plan->disk, err)) < 0)
+		return r;
 	if (!fdisk_get_label(plan->cxt, label))
 		return set_errorf(err, 0, -EINVAL, "cannot create a partition table",
 				  "unknown type '%s' (gpt or dos)", label);
@@ -1523,6 +1558,8 @@ int integrity_part_plan_script(struct integrity_part_disk *d, int fd, const char
 			return plan_fail(planp, set_errorf(err, 0, -ENODATA, "no partition table",
 				"the disk has none and the script has no 'label:' header; "
 				"say which one to create (gpt or dos)"));
+		if ((r = new_table_allowed(d, err)) < 0)
+			return plan_fail(planp, r);
 		if (want && label && strcmp(want, label) != 0)
 			return plan_fail(planp, set_errorf(err, 0, -EINVAL, "bad script",
 				"its 'label: %s' contradicts the %s asked for", want, label));
@@ -1648,7 +1685,7 @@ int integrity_part_plan_delete(struct integrity_part_disk *d, const unsigned *pa
 				       "no such partition in the table or the kernel");
 			break;
 		}
-		if (k && part_busy(k, &u, why, sizeof(why))) {
+		if (k && part_busy(d, k, &u, why, sizeof(why))) {
 			r = set_errorf(err, sorted[i], -EBUSY, "cannot delete", "%s (%u:%u) is %s",
 				       k->kname, k->major, k->minor, why);
 			break;
@@ -1711,7 +1748,7 @@ static int sync_one(struct integrity_part_plan *plan, const struct integrity_par
 	const struct kpart *k = e->in_kernel ? kernel_find(d, e->partno) : NULL;
 	const struct tpart *t = e->in_table ? table_find(d, e->partno) : NULL;
 	char why[PATH_MAX + 64];
-	bool busy = k && part_busy(k, u, why, sizeof(why)) == 1;
+	bool busy = k && part_busy(d, k, u, why, sizeof(why)) == 1;
 	struct act *a, *add = NULL;
 	int r = 0;
 

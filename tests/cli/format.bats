@@ -13,6 +13,10 @@ setup() {
 }
 
 teardown() {
+	cd "$BATS_TEST_TMPDIR" || return 0
+	[ ! -e pids ] || xargs -r kill <pids 2>/dev/null || true
+	[ ! -e swaps ] || xargs -r swapoff <swaps 2>/dev/null || true
+	[ ! -e mounts ] || xargs -r umount <mounts 2>/dev/null || true
 	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
 }
 
@@ -66,4 +70,58 @@ teardown() {
 	run ictl format "$loopdev" --pi-type 1 --dry-run
 	assert_failure 3
 	assert_output --partial "is a loop device, neither a SCSI disk nor an NVMe namespace"
+}
+
+# Hold a device open with O_EXCL, as a mounted file system does.
+hold_excl() {
+	rm -f held
+	python3 -c 'import os, sys, time
+os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$1" held 3>&- 4>&- &
+	echo $! >>pids
+	for _ in $(seq 100); do [ -e held ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# format, a dry run or not, is refused with exit 3 naming WHY, and changes nothing.
+refused() {
+	local sum
+	sum=$(sha256sum <"$loopdev")
+	for mode in --yes --dry-run; do
+		run ictl format "$loopdev" --pi-type 1 $mode
+		assert_failure 3
+		assert_output "integrityctl: ${loopdev#/dev/}: in use: $1; nothing written"
+	done
+	[ "$(sha256sum <"$loopdev")" = "$sum" ]
+}
+
+@test "a disk in use is refused before anything else is looked at" {
+	require_root
+	command -v mkfs.ext4 >/dev/null || skip "needs mkfs.ext4"
+	truncate -s 32M disk.img
+	loopdev=$(losetup -P --show -f disk.img) || skip "no loop devices"
+	name=${loopdev#/dev/}
+
+	mkfs.ext4 -q -F "$loopdev"
+	mkdir fs && mount -o ro "$loopdev" fs && echo fs >>mounts
+	refused "$name is mounted on $BATS_TEST_TMPDIR/fs"
+	umount fs
+
+	if command -v mkswap >/dev/null && mkswap -q "$loopdev" && swapon "$loopdev"; then
+		echo "$loopdev" >>swaps
+		refused "$name is in use as swap"
+		swapoff "$loopdev"
+	fi
+
+	if command -v python3 >/dev/null; then
+		hold_excl "$loopdev"
+		refused "$name is open exclusively by another program"
+		xargs kill <pids && rm pids
+	fi
+
+	ictl part create "$loopdev" --label gpt --count 2 --size 8M --yes --force >/dev/null
+	mkfs.ext4 -q -F "${loopdev}p2"
+	mount -o ro "${loopdev}p2" fs && echo fs >>mounts
+	refused "${name}p2 is mounted on $BATS_TEST_TMPDIR/fs"
 }

@@ -16,6 +16,9 @@ setup() {
 teardown() {
 	local pid dev
 	cd "$BATS_TEST_TMPDIR" || return 0
+	[ ! -e swaps ] || xargs -r swapoff <swaps 2>/dev/null || true
+	[ ! -e mounts ] || xargs -r umount <mounts 2>/dev/null || true
+	[ ! -e dms ] || xargs -r dmsetup remove <dms 2>/dev/null || true
 	while read -r pid; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done <pids
@@ -446,4 +449,78 @@ sfdisk_table() {
 	[ "$(sysfs_parts "$dev" | wc -l)" -eq 3 ]
 	run ictl part delete "$dev" 1-3 --yes
 	assert_success
+}
+
+# Mount DEV (read-only: nothing changes the bytes under the checksums) on DIR.
+mount_ro() {
+	command -v mkfs.ext4 >/dev/null || skip "needs mkfs.ext4"
+	mkfs.ext4 -q -F "$1" && mkdir -p "$2" && mount -o ro "$1" "$2" && echo "$2" >>mounts
+}
+
+# Every write command on DEV is refused with exit 3, says WHY, changes nothing.
+refused_everywhere() {
+	local dev=$1 why=$2 sum
+	sum=$(sha256sum <"$dev")
+	for force in "" --force; do
+		run ictl part create "$dev" --label gpt --count 1 --size 1M --yes $force
+		assert_failure 3
+		assert_output "integrityctl: $dev: in use: $why"
+		run ictl part delete "$dev" 1 --yes $force
+		assert_failure 3
+		assert_output "integrityctl: $dev: in use: $why"
+		run ictl part sync "$dev" $force
+		assert_failure 3
+		assert_output "integrityctl: $dev: in use: $why"
+	done
+	[ "$(sha256sum <"$dev")" = "$sum" ]
+}
+
+@test "a whole disk in use is never written, with --force or without" {
+	dev=$(new_loop 32M)
+	name=${dev#/dev/}
+
+	# A file system right on the disk: --force is for foreign signatures only.
+	mount_ro "$dev" "$BATS_TEST_TMPDIR/fs"
+	refused_everywhere "$dev" "$name is mounted on $BATS_TEST_TMPDIR/fs"
+	umount "$BATS_TEST_TMPDIR/fs"
+
+	if command -v mkswap >/dev/null && mkswap -q "$dev" && swapon "$dev"; then
+		echo "$dev" >>swaps
+		refused_everywhere "$dev" "$name is in use as swap"
+		swapoff "$dev"
+	fi
+
+	# Claimed by a program, with partitions to delete and sync.
+	ictl part create "$dev" --label gpt --count 2 --size 1M --yes --force >/dev/null
+	hold_excl "$dev"
+	refused_everywhere "$dev" "$name is open exclusively by another program"
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
+}
+
+@test "a disk held by device mapper is never written" {
+	dmsetup targets >/dev/null 2>&1 || skip "no device mapper in this kernel (tests/vm covers it)"
+	dev=$(new_loop 32M)
+	ictl part create "$dev" --label gpt --count 2 --size 1M --yes >/dev/null
+	dm=ictl-held-$$
+	dmsetup create "$dm" --table "0 $(blockdev --getsz "$dev") linear $dev 0"
+	echo "$dm" >>dms
+	holder=$(ls /sys/class/block/"${dev#/dev/}"/holders)
+	refused_everywhere "$dev" "${dev#/dev/} is held by $holder ($dm)"
+}
+
+@test "partitions in use: no new table over them" {
+	dev=$(new_loop 32M)
+	ictl part create "$dev" --label gpt --count 2 --size 8M --yes >/dev/null
+	p1=$(part_node "$dev" 1)
+	# The kernel keeps its partitions when the table goes.
+	dd if=/dev/zero of="$dev" bs=1M count=1 conv=notrunc status=none
+	dd if=/dev/zero of="$dev" bs=1M seek=31 count=1 conv=notrunc status=none
+	mount_ro "$p1" "$BATS_TEST_TMPDIR/fs"
+	sum=$(sha256sum <"$dev")
+	run ictl part create "$dev" --label gpt --script - --yes --force \
+		<<<"$(part_node "$dev" 3) : start=20M, size=1M"
+	assert_failure 3
+	assert_output "integrityctl: $dev: cannot create a partition table: partitions the kernel has are in use: ${p1#/dev/} is mounted on $BATS_TEST_TMPDIR/fs"
+	[ "$(sha256sum <"$dev")" = "$sum" ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
 }

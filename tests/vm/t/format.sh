@@ -38,7 +38,7 @@ test_nvme_sequence() {
 	vm_boot "$VM_KERNEL" - $(vm_nvme "$(vm_img ns 16M)" logical_block_size=512,physical_block_size=512) \
 		<<<"$FORMAT_GUEST_LIB"'
 d=$(vm_nvme_disk) || { vm_fail "no NVMe namespace"; exit; }
-vm_fill "$d" 4
+vm_fill_all "$d"
 sum=$(disk_sum $d); id=$(id_ns_state $d)
 expect_cmd "dry run" integrityctl format $d --pi-type 1 --block-size 4096 --dry-run
 expect_eq "dry run: contents unchanged" "$(disk_sum $d)" "$sum"
@@ -68,6 +68,37 @@ expect_nvme_state "no PI" $d 512 none 0 0 0
 	expect_status_json "no PI" '["none",null,0]'
 }
 
+# The check after a format reads what the kernel shows now, and waits for
+# it, however late the driver's rescan comes: never a listing's snapshot
+# from before the format (DEVICE as a /dev path or MAJ:MIN is looked up in
+# a listing), and never a single early read.  The namespace is rescanned
+# over and over while the formats run, as a busy machine's late rescans
+# would.  Each format is checked at once: exit 0, and sysfs as asked.
+test_nvme_rescan_race() {
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$(vm_img ns 16M)" logical_block_size=512,physical_block_size=512) \
+		<<<"$FORMAT_GUEST_LIB"'
+d=$(vm_nvme_disk) || { vm_fail "no NVMe namespace"; exit; }
+devt=$(cat /sys/block/$d/dev)
+rescans() {
+	while [ ! -e /tmp/stop ]; do echo 1 >/sys/block/$d/device/rescan_controller; done
+}
+# STEP DEVICE PI-TYPE BLOCK-SIZE PROFILE: format while the namespace is rescanned.
+format_racing() {
+	rm -f /tmp/stop; rescans & _r=$!
+	expect_status "$1: format $2" 0 integrityctl format $2 --pi-type $3 --block-size $4 --yes
+	touch /tmp/stop; wait $_r
+	vm_wait 10 sh -c "test \"\$(cat /sys/block/$d/integrity/format)\" = $5"
+	expect_eq "$1: logical_block_size" "$(cat /sys/block/$d/queue/logical_block_size)" $4
+	expect_eq "$1: integrity/format" "$(vm_integrity $d format)" $5
+}
+format_racing "Type 1 at 512" /dev/$d 1 512 T10-DIF-TYPE1-CRC
+format_racing "no PI at 512" $devt 0 512 none
+format_racing "Type 1 at 4096" $d 1 4096 T10-DIF-TYPE1-CRC
+format_racing "Type 3 at 512" /dev/$d 3 512 T10-DIF-TYPE3-CRC
+format_racing "no PI at 512 again" $d 0 512 none
+'
+}
+
 # The 64-bit guard (QEMU pif=2): EXT-DIF-TYPE*-CRC64.  QEMU 7.2 reports
 # PIF 2 in ELBAF only for the format the namespace starts in (512+16 here)
 # and PIF 0 for the others, which it then refuses to format with PI: so
@@ -86,7 +117,7 @@ expect_status "Type 3, crc64: format" 0 integrityctl format $d --pi-type 3 --gua
 expect_nvme_state "Type 3 CRC64" $d 512 EXT-DIF-TYPE3-CRC64 512 0xb 2
 expect_match "nvm-id-ns elbaf in use" "$(nvme nvm-id-ns /dev/$d)" "^elbaf +2 : pif:2 .*\\(in use\\)"
 
-vm_fill "$d" 4
+vm_fill_all "$d"
 sum=$(disk_sum $d); id=$(id_ns_state $d)
 expect_status "crc64 at 4096: refused" 3 integrityctl format $d --pi-type 1 --guard crc64 --block-size 4096 --yes
 expect_match "crc64 at 4096: why" \
@@ -110,7 +141,7 @@ test_scsi_rejected() {
 	vm_boot "$VM_KERNEL" - <<<"$FORMAT_GUEST_LIB"'
 vm_modprobe scsi_debug dif=1 dix=1 sector_size=512 dev_size_mb=16
 s=$(vm_scsi_debug_disk) || { vm_fail "no scsi_debug disk"; exit; }
-vm_fill "$s" 16
+vm_fill_all "$s"
 sum=$(disk_sum $s)
 for t in 1 0; do
 	expect_status "Type $t: refused by the disk" 3 integrityctl format $s --pi-type $t --yes

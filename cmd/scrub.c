@@ -314,12 +314,39 @@ static void report_human(FILE *out, struct run *run, int r)
 		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
 }
 
-/* Write to a temporary file beside path, then rename over it. */
+/* The end of writing f: whatever went wrong on the way (the error flag,
+ * the last flush, the close) as -errno, 0 when everything was written. */
+static int finish_file(FILE *f, bool sync)
+{
+	int r = 0;
+
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		r = errno ? -errno : -EIO;
+	if (r == 0 && sync && fsync(fileno(f)) < 0 && errno != EINVAL && errno != EROFS)
+		r = -errno;
+	errno = 0;
+	if (fclose(f) != 0 && r == 0)
+		r = errno ? -errno : -EIO;
+	return r;
+}
+
+/* Write to a temporary file beside path, synced, then rename over it; a
+ * path that exists and is not a regular file (a terminal, a pipe,
+ * /dev/stdout) is written in place. */
 static int write_atomically(const char *path, void (*writer)(FILE *, void *), void *data)
 {
 	char tmp[4096];
+	struct stat st;
 	int fd;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "we");
+		if (!f)
+			return -errno;
+		writer(f, data);
+		return finish_file(f, false);
+	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkstemp(tmp);
@@ -331,13 +358,9 @@ static int write_atomically(const char *path, void (*writer)(FILE *, void *), vo
 		unlink(tmp);
 		return -ENOMEM;
 	}
-	writer(f, data);
-	int r = 0;
-	if (fflush(f) != 0 || fsync(fd) < 0)
-		r = -errno;
 	fchmod(fd, 0644);
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
+	writer(f, data);
+	int r = finish_file(f, true);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
@@ -653,20 +676,26 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 #endif
 	if (!gopt.quiet || gopt.json)
 		write_report(stdout, &(struct report_ctx){ &run, r });
+	bool lost_output = false;
 	if (o.report) {
 		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, r });
-		if (w < 0)
+		if (w < 0) {
 			fail(EXIT_FAIL, o.report, w, "cannot write the report");
+			lost_output = true;
+		}
 	}
 	if (o.metrics_dir) {
 		char path[4096];
-		if (metrics_path(path, sizeof(path), o.metrics_dir, integrity_scrub_identity(run.scrub)) == 0) {
+		int w = metrics_path(path, sizeof(path), o.metrics_dir, integrity_scrub_identity(run.scrub));
+		if (w == 0) {
 			struct metrics_ctx mc = { &run, r, previous_last_success(path) };
 			if (r == 0)
 				mc.last_success = (double)time(NULL);
-			int w = write_atomically(path, write_metrics, &mc);
-			if (w < 0)
-				fail(EXIT_FAIL, path, w, "cannot write metrics");
+			w = write_atomically(path, write_metrics, &mc);
+		}
+		if (w < 0) {
+			fail(EXIT_FAIL, w == -ENAMETOOLONG ? o.metrics_dir : path, w, "cannot write metrics");
+			lost_output = true;
 		}
 	}
 	if (p->bad_blocks || p->io_errors)
@@ -677,6 +706,10 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 		return_code = EXIT_FAIL;
 	else
 		return_code = EXIT_CLEAN;
+	/* A report or metrics that were asked for and are missing: the run
+	 * failed, whatever it found. */
+	if (lost_output)
+		return_code = EXIT_FAIL;
 done:
 	integrity_scrub_free(run.scrub);
 	integrity_context_free(run.ctx);

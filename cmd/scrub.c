@@ -449,15 +449,42 @@ static void write_metrics(FILE *f, void *data)
 #undef LABELS
 }
 
-static int metrics_path(char *buf, size_t len, const char *dir, const char *identity)
+/* DIR/integrityctl_scrub_<identity>.prom, the identity escaped as the
+ * checkpoint's name is: [A-Za-z0-9.-] kept, every other byte (and so '_'
+ * itself) as _xx, so that two identities never share a file.  legacy: the
+ * name earlier versions used (every other byte as '_'), or NULL. */
+static int metrics_path(char *buf, size_t len, const char *dir, const char *identity, bool legacy)
 {
 	size_t at = (size_t)snprintf(buf, len, "%s/integrityctl_scrub_", dir);
 
-	for (const char *p = identity; *p && at + 2 < len; p++)
-		buf[at++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
-				    ? *p : '_';
-	buf[at] = '\0';
+	if (at >= len)
+		return -ENAMETOOLONG;
+	for (const unsigned char *p = (const unsigned char *)identity; *p; p++) {
+		bool keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			    (!legacy && (*p == '.' || *p == '-'));
+		int n = keep ? snprintf(buf + at, len - at, "%c", *p)
+			     : legacy ? snprintf(buf + at, len - at, "_") : snprintf(buf + at, len - at, "_%02x", *p);
+		if ((size_t)n >= len - at)
+			return -ENAMETOOLONG;
+		at += (size_t)n;
+	}
 	return (size_t)snprintf(buf + at, len - at, ".prom") >= len - at ? -ENAMETOOLONG : 0;
+}
+
+/* Whether the metrics file at path is the one of this identity. */
+static bool metrics_of(const char *path, const char *identity)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024], want[600];
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), ",identity=\"%s\"", identity);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	fclose(f);
+	return found;
 }
 
 /* The previous file's last-success time, so that it survives failed runs. */
@@ -686,12 +713,20 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	}
 	if (o.metrics_dir) {
 		char path[4096];
-		int w = metrics_path(path, sizeof(path), o.metrics_dir, integrity_scrub_identity(run.scrub));
+		char old[4096];
+		const char *identity = integrity_scrub_identity(run.scrub);
+		int w = metrics_path(path, sizeof(path), o.metrics_dir, identity, false);
 		if (w == 0) {
-			struct metrics_ctx mc = { &run, r, previous_last_success(path) };
+			/* The file under its earlier name, if any, is replaced: the
+			 * same series in two files would be exported twice. */
+			bool moved = metrics_path(old, sizeof(old), o.metrics_dir, identity, true) == 0 &&
+				     strcmp(old, path) != 0 && access(path, F_OK) < 0 && metrics_of(old, identity);
+			struct metrics_ctx mc = { &run, r, previous_last_success(moved ? old : path) };
 			if (r == 0)
 				mc.last_success = (double)time(NULL);
 			w = write_atomically(path, write_metrics, &mc);
+			if (w == 0 && moved)
+				unlink(old);
 		}
 		if (w < 0) {
 			fail(EXIT_FAIL, w == -ENAMETOOLONG ? o.metrics_dir : path, w, "cannot write metrics");

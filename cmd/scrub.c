@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBSYSTEMD
@@ -760,6 +761,24 @@ static int worse(int a, int b)
 	return rank[b] > rank[a] ? b : a;
 }
 
+/* The path to scrub a listed device by, which is also its name in the
+ * report, the metrics' device label, the journal's INTEGRITY_DEVICE and
+ * scrub --status: its stable name (as status shows it) when that link is
+ * there and is this device, else /dev/<kernel name>, which can name
+ * another disk after the next boot. */
+static void device_path(const struct integrity_device *dev, char *path, size_t len)
+{
+	const char *stable = integrity_device_stable_name(dev);
+	struct stat st;
+
+	if (stable && stat(stable, &st) == 0 && S_ISBLK(st.st_mode) &&
+	    major(st.st_rdev) == integrity_device_major(dev) && minor(st.st_rdev) == integrity_device_minor(dev)) {
+		snprintf(path, len, "%s", stable);
+		return;
+	}
+	snprintf(path, len, "/dev/%s", integrity_device_name(dev));
+}
+
 /* Every disk with an integrity profile, one after the other. */
 static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 {
@@ -777,13 +796,13 @@ static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 	size_t scrubbed = 0;
 	for (size_t i = 0; i < n && !stop_signal; i++) {
 		struct integrity_kernel_state st;
-		char path[300];
+		char path[4096];
 		if (integrity_device_partno(devs[i]))
 			continue;
 		integrity_device_kernel_state(devs[i], &st);
 		if (!strcmp(st.format, "none") || !strcmp(st.format, "nop"))
 			continue;
-		snprintf(path, sizeof(path), "/dev/%s", integrity_device_name(devs[i]));
+		device_path(devs[i], path, sizeof(path));
 		ret = worse(ret, scrub_one(path, params, progress_bar));
 		scrubbed++;
 	}

@@ -16,6 +16,7 @@ setup() {
 	ictl -q pi inject --block 2 --tag guard a_b.img
 	scrub=(scrub --no-state --format T10-DIF-TYPE1-CRC)
 	mkdir metrics
+	sys=$BATS_TEST_TMPDIR/sys
 }
 
 identity_of() {
@@ -60,4 +61,57 @@ identity_of() {
 	assert_failure 1
 	[ -e "$legacy" ]
 	[ "$(ls metrics | wc -l)" -eq 3 ]
+}
+
+# A loop device dressed as a SCSI disk with a WWN and a profile in a sysfs
+# tree, and a /dev of its own (a private mount namespace) with the by-id
+# link udev would make: scrub --all on it, by the kernel method.
+scrub_all_in_private_dev() {
+	local link=$1
+	require_root
+	command -v unshare >/dev/null || fail "unshare (util-linux) is needed"
+	random_file disk 1048576 32
+	loopdev=$(losetup -f --show disk)
+	name=${loopdev#/dev/}
+	local mm
+	mm=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
+	sysfs_disk sys "$name" "$mm" 2048 devices/pseudo_0/adapter0/host9/target9:0:0/9:0:0:0
+	sysfs_integrity sys "$name" T10-DIF-TYPE1-CRC 512 8 1 1 1
+	sysfs_scsi sys "$name" 9:0:0:0 1 naa.5333333000abcdef
+	run --separate-stderr unshare -m --propagation private sh -ec '
+		mount -t tmpfs tmpfs /dev
+		mknod "/dev/$1" b "${2%:*}" "${2#*:}"
+		if [ "$3" = link ]; then
+			mkdir -p /dev/disk/by-id
+			ln -s "../../$1" /dev/disk/by-id/wwn-0x5333333000abcdef
+		fi
+		"$INTEGRITYCTL" scrub --all --method kernel --sysfs-root sys --state-dir state \
+			--metrics-dir metrics -J' sh "$name" "$mm" "$link"
+	losetup -d "$loopdev"
+	loopdev=
+	assert_success
+	report=$output
+	run "$INTEGRITYCTL" scrub --status --state-dir state -J
+	assert_success
+	status=$output
+}
+
+teardown() {
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+}
+
+@test "scrub --all names a disk by its stable name: report, --status, metrics label" {
+	export INTEGRITYCTL
+	scrub_all_in_private_dev link
+	[ "$(jq -r '.target' <<<"$report")" = /dev/disk/by-id/wwn-0x5333333000abcdef ]
+	[ "$(jq -r '.scrubs[0].target' <<<"$status")" = /dev/disk/by-id/wwn-0x5333333000abcdef ]
+	grep -q '^integrityctl_scrub_blocks_checked_total{device="/dev/disk/by-id/wwn-0x5333333000abcdef",identity="naa.5333333000abcdef"} 2048$' \
+		metrics/integrityctl_scrub_naa.5333333000abcdef.prom
+}
+
+@test "scrub --all without the stable link: the kernel name" {
+	export INTEGRITYCTL
+	scrub_all_in_private_dev nolink
+	[ "$(jq -r '.target' <<<"$report")" = "/dev/$name" ]
+	[ "$(jq -r '.scrubs[0].target' <<<"$status")" = "/dev/$name" ]
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +99,30 @@ static const char *nearest_command(const char *name)
 	return best;
 }
 
-int main(int argc, const char **argv)
+/* util-linux's close_stdout: output that could not be written is an
+ * operational failure, never a success.  A closed pipe is the reader's
+ * choice and is not reported. */
+static int close_stdout(int ret)
+{
+	bool pending = __fpending(stdout) != 0;
+	bool failed = ferror(stdout) != 0;
+
+	errno = 0;
+	bool close_failed = fclose(stdout) != 0;
+	int err = errno;
+
+	if (!failed && !(close_failed && (pending || err != EBADF)))
+		return ret;
+	if (err == EPIPE)
+		return ret;
+	if (close_failed && err)
+		fprintf(stderr, "integrityctl: write error: %s\n", strerror(err));
+	else
+		fputs("integrityctl: write error\n", stderr);
+	return EXIT_FAIL;
+}
+
+static int run(int argc, const char **argv)
 {
 	int version = 0, help = 0;
 	struct poptOption table[] = {
@@ -158,4 +182,9 @@ int main(int argc, const char **argv)
 	free(cargv);
 	poptFreeContext(ctx);
 	return ret;
+}
+
+int main(int argc, const char **argv)
+{
+	return close_stdout(run(argc, argv));
 }

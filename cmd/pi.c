@@ -262,6 +262,12 @@ static int pi_generate(int argc, const char **argv)
 		ret = fail(EXIT_FAIL, out_path, -errno, "fsync failed");
 		goto out;
 	}
+	int closed = close(out);
+	out = -1;
+	if (closed < 0) {
+		ret = fail(EXIT_FAIL, out_path, -errno, "write failed");
+		goto out;
+	}
 	if (!gopt.quiet)
 		fprintf(stderr, "%s: %" PRIu64 " blocks, %s, interval %u, written to %s\n", path,
 			nblocks, integrity_profile_name(p.profile), p.interval, out_path);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBSYSTEMD
@@ -314,12 +315,39 @@ static void report_human(FILE *out, struct run *run, int r)
 		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
 }
 
-/* Write to a temporary file beside path, then rename over it. */
+/* The end of writing f: whatever went wrong on the way (the error flag,
+ * the last flush, the close) as -errno, 0 when everything was written. */
+static int finish_file(FILE *f, bool sync)
+{
+	int r = 0;
+
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		r = errno ? -errno : -EIO;
+	if (r == 0 && sync && fsync(fileno(f)) < 0 && errno != EINVAL && errno != EROFS)
+		r = -errno;
+	errno = 0;
+	if (fclose(f) != 0 && r == 0)
+		r = errno ? -errno : -EIO;
+	return r;
+}
+
+/* Write to a temporary file beside path, synced, then rename over it; a
+ * path that exists and is not a regular file (a terminal, a pipe,
+ * /dev/stdout) is written in place. */
 static int write_atomically(const char *path, void (*writer)(FILE *, void *), void *data)
 {
 	char tmp[4096];
+	struct stat st;
 	int fd;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "we");
+		if (!f)
+			return -errno;
+		writer(f, data);
+		return finish_file(f, false);
+	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = mkstemp(tmp);
@@ -331,13 +359,9 @@ static int write_atomically(const char *path, void (*writer)(FILE *, void *), vo
 		unlink(tmp);
 		return -ENOMEM;
 	}
-	writer(f, data);
-	int r = 0;
-	if (fflush(f) != 0 || fsync(fd) < 0)
-		r = -errno;
 	fchmod(fd, 0644);
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
+	writer(f, data);
+	int r = finish_file(f, true);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
@@ -426,15 +450,42 @@ static void write_metrics(FILE *f, void *data)
 #undef LABELS
 }
 
-static int metrics_path(char *buf, size_t len, const char *dir, const char *identity)
+/* DIR/integrityctl_scrub_<identity>.prom, the identity escaped as the
+ * checkpoint's name is: [A-Za-z0-9.-] kept, every other byte (and so '_'
+ * itself) as _xx, so that two identities never share a file.  legacy: the
+ * name earlier versions used (every other byte as '_'), or NULL. */
+static int metrics_path(char *buf, size_t len, const char *dir, const char *identity, bool legacy)
 {
 	size_t at = (size_t)snprintf(buf, len, "%s/integrityctl_scrub_", dir);
 
-	for (const char *p = identity; *p && at + 2 < len; p++)
-		buf[at++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
-				    ? *p : '_';
-	buf[at] = '\0';
+	if (at >= len)
+		return -ENAMETOOLONG;
+	for (const unsigned char *p = (const unsigned char *)identity; *p; p++) {
+		bool keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			    (!legacy && (*p == '.' || *p == '-'));
+		int n = keep ? snprintf(buf + at, len - at, "%c", *p)
+			     : legacy ? snprintf(buf + at, len - at, "_") : snprintf(buf + at, len - at, "_%02x", *p);
+		if ((size_t)n >= len - at)
+			return -ENAMETOOLONG;
+		at += (size_t)n;
+	}
 	return (size_t)snprintf(buf + at, len - at, ".prom") >= len - at ? -ENAMETOOLONG : 0;
+}
+
+/* Whether the metrics file at path is the one of this identity. */
+static bool metrics_of(const char *path, const char *identity)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024], want[600];
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), ",identity=\"%s\"", identity);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, want) != NULL;
+	fclose(f);
+	return found;
 }
 
 /* The previous file's last-success time, so that it survives failed runs. */
@@ -598,20 +649,34 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 #endif
 	if (!gopt.quiet || gopt.json)
 		write_report(stdout, &(struct report_ctx){ &run, r });
+	bool lost_output = false;
 	if (o.report) {
 		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, r });
-		if (w < 0)
+		if (w < 0) {
 			fail(EXIT_FAIL, o.report, w, "cannot write the report");
+			lost_output = true;
+		}
 	}
 	if (o.metrics_dir) {
 		char path[4096];
-		if (metrics_path(path, sizeof(path), o.metrics_dir, integrity_scrub_identity(run.scrub)) == 0) {
-			struct metrics_ctx mc = { &run, r, previous_last_success(path) };
+		char old[4096];
+		const char *identity = integrity_scrub_identity(run.scrub);
+		int w = metrics_path(path, sizeof(path), o.metrics_dir, identity, false);
+		if (w == 0) {
+			/* The file under its earlier name, if any, is replaced: the
+			 * same series in two files would be exported twice. */
+			bool moved = metrics_path(old, sizeof(old), o.metrics_dir, identity, true) == 0 &&
+				     strcmp(old, path) != 0 && access(path, F_OK) < 0 && metrics_of(old, identity);
+			struct metrics_ctx mc = { &run, r, previous_last_success(moved ? old : path) };
 			if (r == 0)
 				mc.last_success = (double)time(NULL);
-			int w = write_atomically(path, write_metrics, &mc);
-			if (w < 0)
-				fail(EXIT_FAIL, path, w, "cannot write metrics");
+			w = write_atomically(path, write_metrics, &mc);
+			if (w == 0 && moved)
+				unlink(old);
+		}
+		if (w < 0) {
+			fail(EXIT_FAIL, w == -ENAMETOOLONG ? o.metrics_dir : path, w, "cannot write metrics");
+			lost_output = true;
 		}
 	}
 	if (p->bad_blocks || p->io_errors)
@@ -622,6 +687,10 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 		return_code = EXIT_FAIL;
 	else
 		return_code = EXIT_CLEAN;
+	/* A report or metrics that were asked for and are missing: the run
+	 * failed, whatever it found. */
+	if (lost_output)
+		return_code = EXIT_FAIL;
 done:
 	integrity_scrub_free(run.scrub);
 	integrity_context_free(run.ctx);
@@ -635,6 +704,24 @@ static int worse(int a, int b)
 	static const int rank[] = { [EXIT_CLEAN] = 0, [EXIT_INTERRUPTED] = 1, [EXIT_BAD] = 2,
 				    [EXIT_FAIL] = 3, [EXIT_USAGE] = 4 };
 	return rank[b] > rank[a] ? b : a;
+}
+
+/* The path to scrub a listed device by, which is also its name in the
+ * report, the metrics' device label, the journal's INTEGRITY_DEVICE and
+ * scrub --status: its stable name (as status shows it) when that link is
+ * there and is this device, else /dev/<kernel name>, which can name
+ * another disk after the next boot. */
+static void device_path(const struct integrity_device *dev, char *path, size_t len)
+{
+	const char *stable = integrity_device_stable_name(dev);
+	struct stat st;
+
+	if (stable && stat(stable, &st) == 0 && S_ISBLK(st.st_mode) &&
+	    major(st.st_rdev) == integrity_device_major(dev) && minor(st.st_rdev) == integrity_device_minor(dev)) {
+		snprintf(path, len, "%s", stable);
+		return;
+	}
+	snprintf(path, len, "/dev/%s", integrity_device_name(dev));
 }
 
 /* Every disk with an integrity profile, one after the other. */
@@ -654,13 +741,13 @@ static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 	size_t scrubbed = 0;
 	for (size_t i = 0; i < n && !stop_signal; i++) {
 		struct integrity_kernel_state st;
-		char path[300];
+		char path[4096];
 		if (integrity_device_partno(devs[i]))
 			continue;
 		integrity_device_kernel_state(devs[i], &st);
 		if (!strcmp(st.format, "none") || !strcmp(st.format, "nop"))
 			continue;
-		snprintf(path, sizeof(path), "/dev/%s", integrity_device_name(devs[i]));
+		device_path(devs[i], path, sizeof(path));
 		ret = worse(ret, scrub_one(path, params, progress_bar));
 		scrubbed++;
 	}

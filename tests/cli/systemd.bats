@@ -17,6 +17,7 @@ setup() {
 
 @test "systemd-analyze verify passes on every unit" {
 	run systemd-analyze verify --man=no integrity-scrub@dev-sda.service integrity-scrub@dev-sda.timer \
+		integrity-scrub@dev-nvme0n1p3.service \
 		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service
 	assert_success
 	assert_output ""
@@ -36,6 +37,11 @@ setup() {
 	assert_success
 	grep -q '^ExecStart=.* scrub --progress=never --state-dir=/var/lib/integrityctl --metrics-dir=/var/lib/integrityctl/metrics %f$' integrity-scrub@.service
 	grep -q '^DeviceAllow=%f r$' integrity-scrub@.service
+	# A partition's whole disk, which the host and device methods open, read-only.
+	grep -q '^DeviceAllow=block-sd r$' integrity-scrub@.service
+	grep -q '^DeviceAllow=block-blkext r$' integrity-scrub@.service
+	# Nothing the scrub is allowed to write to.
+	! grep '^DeviceAllow=' integrity-scrub@.service integrity-scrub-all.service | grep -v ' r$'
 	grep -q '^DevicePolicy=closed$' integrity-scrub@.service
 	grep -q '^ProtectSystem=strict$' integrity-scrub@.service
 	grep -q '^PrivateNetwork=yes$' integrity-scrub@.service

@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# Output that cannot be written is an operational failure: every command
+# whose standard output is lost exits 3 and says why, and so does a scrub
+# whose --report or --metrics-dir cannot be written.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
+	sys=$BATS_TEST_TMPDIR/sys
+	random_file data 262144 21
+	"$INTEGRITYCTL" -q pi generate data -o dif
+	"$INTEGRITYCTL" -q pi inject --block 3 --tag guard dif
+	scrub=(scrub --no-state --format T10-DIF-TYPE1-CRC)
+}
+
+teardown() {
+	[ -z "${mnt:-}" ] || umount "$mnt"
+}
+
+# The command, with its standard output on a full device: exit 3 and the reason.
+assert_lost_stdout() {
+	run --separate-stderr sh -c '"$@" >/dev/full' sh "$INTEGRITYCTL" "$@"
+	[ "$status" -eq 3 ] || fail "integrityctl $* >/dev/full: exit $status, want 3 ($stderr)"
+	[[ "$stderr" == *"integrityctl: write error: No space left on device"* ]] ||
+		fail "integrityctl $* >/dev/full: no write error on stderr: $stderr"
+}
+
+# A directory on a file system with no space left: a tmpfs of one page, filled.
+full_dir() {
+	require_root
+	mnt=$BATS_TEST_TMPDIR/fullfs
+	mkdir -p "$mnt"
+	mount -t tmpfs -o size=4k,mode=0755 integrityctl-test "$mnt"
+	head -c 1M /dev/zero >"$mnt/fill" 2>/dev/null || true
+}
+
+@test "every command's lost standard output exits 3" {
+	assert_lost_stdout --version
+	assert_lost_stdout --help
+	assert_lost_stdout status --sysfs-root "$sys"
+	assert_lost_stdout status --sysfs-root "$sys" -J
+	assert_lost_stdout show --sysfs-root "$sys" sda
+	assert_lost_stdout show --sysfs-root "$sys" -J sda
+	assert_lost_stdout resolve --sysfs-root "$sys" sda nvme0n1p1
+	assert_lost_stdout "${scrub[@]}" dif
+	assert_lost_stdout "${scrub[@]}" -J dif
+	assert_lost_stdout scrub --state-dir state --format T10-DIF-TYPE1-CRC -q dif -J
+	assert_lost_stdout scrub --status --state-dir state
+	assert_lost_stdout pi verify dif
+	assert_lost_stdout pi verify -J dif
+	assert_lost_stdout pi --help
+	assert_lost_stdout part --help
+	assert_lost_stdout udev-helper --print-rules
+}
+
+@test "output that fits: the command's own exit code" {
+	run sh -c '"$@" >/dev/null' sh "$INTEGRITYCTL" "${scrub[@]}" dif
+	assert_failure 1
+	run sh -c '"$@" >/dev/null' sh "$INTEGRITYCTL" --version
+	assert_success
+}
+
+@test "--report that cannot be written exits 3 and names the file" {
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --report nodir/report dif
+	assert_failure 3
+	[[ "$stderr" == *"nodir/report: cannot write the report"* ]]
+	# A device node is written in place, never renamed over.
+	require_root
+	mknod full c 1 7
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --report "$BATS_TEST_TMPDIR/full" dif
+	assert_failure 3
+	[[ "$stderr" == *"cannot write the report: No space left on device"* ]]
+	[ -c full ]
+	[ -z "$(find . -maxdepth 1 -name 'full.*')" ]
+	full_dir
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report "$mnt/report.json" dif
+	assert_failure 3
+	[[ "$stderr" == *"$mnt/report.json: cannot write the report: No space left on device"* ]]
+	[ ! -e "$mnt/report.json" ]
+	[ -z "$(find "$mnt" -name 'report.json.*')" ]
+	# With room, the same report is written and the exit code is the scrub's.
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report report.json dif
+	assert_failure 1
+	[ "$(jq '.bad_blocks' report.json)" -eq 1 ]
+}
+
+@test "--metrics-dir that cannot be written exits 3" {
+	touch notadir
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir notadir dif
+	assert_failure 3
+	[[ "$stderr" == *"cannot write metrics: Not a directory"* ]]
+	full_dir
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir "$mnt" dif
+	assert_failure 3
+	[[ "$stderr" == *"cannot write metrics: No space left on device"* ]]
+	[ -z "$(find "$mnt" -name '*.prom*')" ]
+}
+
+@test "pi generate into a full file system exits 3" {
+	full_dir
+	run --separate-stderr "$INTEGRITYCTL" pi generate data -o "$mnt/dif"
+	assert_failure 3
+	[[ "$stderr" == *"No space left on device"* ]]
+}

@@ -428,7 +428,7 @@ vm_boot() {
 		-display none -nodefaults -no-user-config -no-reboot \
 		-accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM" \
 		-kernel "$(vm_kernel_image "$k")" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off ${VM_APPEND:-}" \
+		-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off no_timer_check ${VM_APPEND:-}" \
 		-serial "file:$con" -serial "file:$res" -monitor none \
 		"$@" </dev/null >"$t.qemu" 2>&1
 	st=$?

@@ -212,8 +212,8 @@ vm_lio_disk() {
 # vm_scrub_stops NAME STATEDIR SCRUB-ARGS...: run `integrityctl scrub -J
 # --progress always --state-dir STATEDIR SCRUB-ARGS` again and again, each
 # run stopped by an event of its own, until one completes: SIGINT or
-# SIGTERM at its first or second progress report, and every fifth run
-# SIGKILL once its checkpoint has moved on (not past 90%). Prints the
+# SIGTERM at its first or second progress report, and the second of every
+# five runs SIGKILL once its checkpoint has moved on (not past 90%). Prints the
 # completing run's report for the host (vm_json NAME, vm_json_status NAME)
 # and a line
 # "STOPS NAME runs=R int=I term=T kill=K". A run that ends otherwise (exit
@@ -248,8 +248,8 @@ vm_scrub_stops() {
 	while [ $_sr -lt "${VM_STOPS_MAX:-60}" ]; do
 		_sr=$((_sr + 1))
 		case $((_sr % 5)) in
-		1) _ssig=INT _sat=1 ;; 2) _ssig=TERM _sat=1 ;; 3) _ssig=INT _sat=2 ;;
-		4) _ssig=TERM _sat=2 ;; *) _ssig=KILL _sat=1 ;;
+		1) _ssig=INT _sat=1 ;; 2) _ssig=KILL _sat=1 ;; 3) _ssig=TERM _sat=1 ;;
+		4) _ssig=INT _sat=2 ;; *) _ssig=TERM _sat=2 ;;
 		esac
 		_snext=$(cat "$_sd"/*.scrub 2>/dev/null | sed -n 's/^next=//p')
 		rm -f /tmp/vm-stops.sent

@@ -12,6 +12,8 @@ STOPS_NS=ms=8,pi=1,pil=1
 STOPS_KINDS=(data guard app ref)
 
 test_nvme() {
+	# Rate-limited scrubs: a busy machine may take minutes.
+	local VM_TIMEOUT=$((VM_TIMEOUT > 240 ? VM_TIMEOUT : 240))
 	local img j m i lba host='' dev='' ker=''
 	img=$(vm_img ns 4M)
 	vm_boot "$VM_KERNEL" - $(vm_nvme "$img" $STOPS_NS) <<'EOF2' || return

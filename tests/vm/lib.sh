@@ -428,7 +428,7 @@ vm_boot() {
 		-display none -nodefaults -no-user-config -no-reboot \
 		-accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM" \
 		-kernel "$(vm_kernel_image "$k")" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off ${VM_APPEND:-}" \
+		-append "console=ttyS0 panic=-1 oops=panic quiet mitigations=off no_timer_check ${VM_APPEND:-}" \
 		-serial "file:$con" -serial "file:$res" -monitor none \
 		"$@" </dev/null >"$t.qemu" 2>&1
 	st=$?
@@ -502,3 +502,43 @@ vm_nvme_poke() {
 
 # A file system to mount (t/format.sh: a mounted partition is refused).
 VM_MODULES="$VM_MODULES ext4"
+
+# SCSI disks from the kernel's LIO target (guest: vm_lio_disk), their backing
+# files kept on raw virtio disks across boots, and device-mapper fault targets.
+VM_MODULES="$VM_MODULES configfs target_core_mod target_core_file tcm_loop dm-delay
+ virtio_pci virtio_blk"
+
+# vm_virtio IMG SERIAL: QEMU args for a raw virtio disk backed by IMG; the
+# guest finds it with vm_virtio_disk SERIAL.
+vm_virtio() {
+	echo "-drive file=$1,if=none,id=v-$2,format=raw,cache=unsafe" \
+		"-device virtio-blk-pci,drive=v-$2,serial=$2"
+}
+
+# vm_invert_byte FILE POS: invert the byte at POS of FILE.
+vm_invert_byte() {
+	local byte
+	byte=$(dd if="$1" bs=1 skip="$2" count=1 status=none | od -An -tu1 | tr -d ' ')
+	[ -n "$byte" ] || { echo "vm_invert_byte: $1 has no byte $2" >&2; return 1; }
+	printf "\\$(printf %03o $((255 - byte)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# vm_lio_poke DATA PROT BS LBA OFFSET: corrupt one LBA of an LIO fileio
+# backstore offline: OFFSET >= 0 inverts that byte of the block's data (at
+# LBA*BS in DATA), OFFSET -1..-8 byte -OFFSET-1 of its PI tuple (at 8*LBA in
+# PROT, the backstore's .protection file: guard 0-1, app 2-3, ref 4-7).
+vm_lio_poke() {
+	local data=$1 prot=$2 bs=$3 lba=$4 off=$5
+	if [ "$off" -ge 0 ]; then
+		vm_invert_byte "$data" $((lba * bs + off))
+	else
+		vm_invert_byte "$prot" $((lba * 8 - off - 1))
+	fi
+}
+
+# vm_bad JSON [FIELDS]: a scrub report's bad blocks, one [lba, FIELDS...]
+# per block (a range of `count` blocks is expanded), compact JSON; FIELDS is
+# a jq list over one error (default: .kind).
+vm_bad() {
+	jq -c "[.errors[] | . as \$e | range(.lba; .lba + (.count // 1)) | [., (\$e | ${2:-.kind})]]" <<<"$1"
+}

@@ -614,10 +614,17 @@ int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 	return r;
 }
 
-/* blkid_encode_string() into a buffer the size udev uses. */
+/* blkid_encode_string() into a buffer the size udev uses.  libblkid 2.38
+ * writes one byte past len before it fails on a value that does not fit:
+ * encode into room for that byte, and copy only a value that fits. */
 static bool encode(const char *raw, char *out, size_t len)
 {
-	return blkid_encode_string(raw, out, len) == 0;
+	char buf[256 + 1];
+
+	if (len > sizeof(buf) - 1 || blkid_encode_string(raw, buf, len) != 0)
+		return false;
+	memcpy(out, buf, strlen(buf) + 1);
+	return true;
 }
 
 /* ---------------------------------------------------------------- the rules */

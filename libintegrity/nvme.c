@@ -87,8 +87,9 @@ INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *d
 		copy_device_string(info->serial, ctrl.sn, sizeof(ctrl.sn));
 		copy_device_string(info->firmware, ctrl.fr, sizeof(ctrl.fr));
 		info->ctratt = le32toh(ctrl.ctratt);
-		/* MDTS is a power of two of the minimum page size; 4 KiB assumed. */
-		info->max_transfer = ctrl.mdts ? 4096u << ctrl.mdts : 0;
+		/* MDTS is a power of two of the minimum page size; 4 KiB assumed.
+		 * From 2^20 pages (4 GiB) on, no command is that large: no limit. */
+		info->max_transfer = ctrl.mdts && ctrl.mdts < 20 ? 4096u << ctrl.mdts : 0;
 	}
 	if (info->ctratt & NVME_CTRL_CTRATT_ELBAS) {
 		struct nvme_nvm_id_ns nvm;

@@ -300,7 +300,8 @@ static int parse_line(char *line, struct integrity_resolve **out)
 	if (!r)
 		return -ENOMEM;
 	int n = sscanf(f[1], "%lld.%6ld%c", &sec, &usec, &tail);
-	if ((n != 1 && n != 2) || sscanf(f[4], "%u:%u%c", &r->major, &r->minor, &tail) != 2 ||
+	if ((n != 1 && n != 2) || sec > INT64_MAX / 1000000 - 1 || sec < -(INT64_MAX / 1000000) + 1 ||
+	    sscanf(f[4], "%u:%u%c", &r->major, &r->minor, &tail) != 2 ||
 	    strlen(f[2]) >= sizeof(r->boot_id) || strlen(unescape(f[3])) >= sizeof(r->action))
 		goto bad;
 	r->time_usec = sec * 1000000 + usec;

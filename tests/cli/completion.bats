@@ -120,7 +120,11 @@ setup() {
 
 # zsh: a real interactive zsh in a pseudo-terminal (zpty) completes the
 # line "integrityctl WORDS" with a TAB; compadd is wrapped to record every
-# candidate offered.  The last word is the one being completed.
+# candidate offered.  The last word is the one being completed.  TAB is
+# bound to a widget that completes and then prints a marker, and the driver
+# reads until the marker appears: the completion has finished, however slow
+# the machine.  The markers are quoted apart in the commands so that the
+# terminal's echo of a command never matches.
 zsh_complete() {
 	local out=$BATS_TEST_TMPDIR/zsh-candidates
 	rm -f "$out"
@@ -130,15 +134,18 @@ zmodload zsh/zpty
 zpty -b z zsh -f -i
 zpty -w z "PS1=''; fpath=($src/completions \$fpath); autoload -U compinit; compinit -u -D"
 zpty -w z "compadd() { local -a __h; builtin compadd -O __h \"\$@\"; (( \$#__h )) && print -lr -- \$__h >>$out; builtin compadd \"\$@\" }"
-zpty -w z "zstyle ':completion:*' menu no; print READY"
+zpty -w z "complete-and-mark() { zle complete-word; print -n -- '<<COMPLETED''>>' }; zle -N complete-and-mark; bindkey '^I' complete-and-mark"
+zpty -w z "zstyle ':completion:*' menu no; print 'REA''DY'"
 zpty -r z line '*READY*'
 zpty -n -w z "integrityctl $*"$'\t'
-sleep 0.5
-zpty -w z $'\C-u'"print DONE"
+zpty -r z line '*<<COMPLETED>>*'
+zpty -w z $'\C-u'"print 'DO''NE'"
 zpty -r z line '*DONE*'
 zpty -d z
 EOF
-	(cd "$BATS_TEST_TMPDIR" && timeout 20 zsh -f drive.zsh "$src" "$out" "$@") >/dev/null
+	# The bound is for a zsh that hangs, not a wait: the markers end it.
+	(cd "$BATS_TEST_TMPDIR" && timeout 300 zsh -f drive.zsh "$src" "$out" "$@") >/dev/null ||
+		echo "zsh_complete: the driver failed ($?)" >&2
 	[ ! -f "$out" ] || sort -u "$out"
 }
 

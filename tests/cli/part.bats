@@ -44,17 +44,29 @@ part_node() {
 	esac
 }
 
-# Hold a device open with O_EXCL, as a mounted file system does.
+# Hold a device open with O_EXCL, as a mounted file system does, until
+# teardown kills the holder.  It says through a FIFO when it holds it.
 hold_excl() {
-	local ready="$BATS_TEST_TMPDIR/held.$$"
+	local ready="$BATS_TEST_TMPDIR/held.$$.$RANDOM" fd line=
 	rm -f "$ready"
-	python3 -c 'import os, sys, time
-os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
-open(sys.argv[2], "w").close()
-time.sleep(120)' "$1" "$ready" 3>&- 4>&- &
+	mkfifo "$ready"
+	python3 -c 'import os, signal, sys
+try:
+    os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+    msg = "held"
+except OSError as e:
+    msg = str(e)
+with open(sys.argv[2], "w") as f:
+    f.write(msg + "\n")
+if msg == "held":
+    signal.pause()' "$1" "$ready" 3>&- 4>&- &
 	echo $! >>pids
-	for _ in $(seq 100); do [ -e "$ready" ] && return 0; sleep 0.05; done
-	return 1
+	# Opened read-write, the FIFO never blocks the open; the bound is for
+	# a holder that never starts.
+	exec {fd}<>"$ready"
+	read -r -t 300 -u "$fd" line || true
+	exec {fd}<&-
+	[ "$line" = held ] || { echo "hold_excl $1: ${line:-no answer}" >&2; return 1; }
 }
 
 # The kernel's partitions of a disk: "N MAJ START SIZE" per line.
@@ -238,15 +250,31 @@ sfdisk_table() {
 @test "the disk lock: we wait for udev's shared lock, a dry run takes none" {
 	command -v flock >/dev/null || skip "needs flock"
 	dev=$(new_loop 16M)
-	flock -s "$dev" sleep 1 3>&- &
-	echo $! >>pids
-	sleep 0.2
-	run ictl part create "$dev" --label gpt --count 2 --size 1M --dry-run
+	# udev's shared lock, held by this shell until it closes the descriptor.
+	exec {lock}<"$dev"
+	flock -s "$lock"
+	run ictl part create "$dev" --label gpt --count 2 --size 1M --dry-run {lock}<&-
 	assert_success
-	start=$(date +%s%N)
-	run ictl part create "$dev" --label gpt --count 2 --size 1M --yes
-	assert_success
-	[ $(($(date +%s%N) - start)) -gt 500000000 ]
+	"$INTEGRITYCTL" part create "$dev" --label gpt --count 2 --size 1M --yes >create.out 2>&1 3>&- {lock}<&- &
+	create=$!
+	# It waits: alive, the disk open, asleep between tries of the lock.
+	local waiting=
+	for _ in $(seq 3000); do
+		kill -0 "$create" 2>/dev/null || break
+		if [ "$(readlink -f /proc/$create/fd/* 2>/dev/null | grep -cx "$dev")" -gt 0 ]; then
+			read -r nr _ </proc/$create/syscall 2>/dev/null || nr=
+			case $nr in 35 | 230) waiting=1; break ;; esac
+		fi
+		sleep 0.1
+	done
+	[ -n "$waiting" ] || { cat create.out; false; }
+	# Nothing written while udev holds the lock.
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 0 ]
+	[ -z "$(blkid -p -s PTTYPE -o value "$dev")" ]
+	exec {lock}<&-
+	rc=0
+	wait "$create" || rc=$?
+	[ "$rc" -eq 0 ] || { cat create.out; false; }
 	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
 }
 

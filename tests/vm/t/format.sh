@@ -231,14 +231,14 @@ swapoff /dev/${d}p1
 
 # A mount in another mount namespace: not in our mountinfo, but it claims
 # the partition: the exclusive open fails.
-unshare -m sh -c "mkdir -p /mnt/b && mount -t ext4 -o ro /dev/${d}p2 /mnt/b && touch /tmp/mounted && exec sleep 60" &
+unshare -m sh -c "mkdir -p /mnt/b && mount -t ext4 -o ro /dev/${d}p2 /mnt/b && touch /tmp/mounted && exec sleep 100000" &
 holder=$!
-vm_wait 10 test -e /tmp/mounted || vm_fail "no mount in a second namespace"
+vm_wait 60 test -e /tmp/mounted || vm_fail "no mount in a second namespace"
 expect_eq "that mount is not in our mountinfo" "$(grep -c " /mnt/b " /proc/self/mountinfo)" 0
 refuse 3 "in use: ${d}p2 is open exclusively by another program" $d --pi-type 1 --yes
 kill $holder; wait $holder 2>/dev/null
 # The namespace and its mount go away with their last process.
-vm_wait 10 integrityctl format $d --pi-type 1 --dry-run
+vm_wait 60 integrityctl format $d --pi-type 1 --dry-run
 
 export DM_DISABLE_UDEV=1
 dmsetup create fmt-lin --table "0 4096 linear /dev/${d}p1 0" || vm_fail "dmsetup create"

@@ -90,9 +90,10 @@ test_nvme_resume() {
 	vm_boot "$VM_KERNEL" - $(vm_nvme "$img" $NS_OPTS) <<'EOF'
 d=$(vm_nvme_disk) || { vm_fail "no namespace"; exit; }
 mkdir -p /tmp/state
-integrityctl scrub -q --state-dir /tmp/state --rate 4M --io-size 64K /dev/$d &
+# Slow enough (32 s) never to finish first; killed once it has checkpointed.
+integrityctl scrub -q --state-dir /tmp/state --rate 1M --io-size 64K /dev/$d &
 pid=$!
-sleep 3
+vm_wait 60 sh -c "grep -qs '^next=[1-9]' /tmp/state/*.scrub" || vm_fail "no checkpoint"
 kill -9 $pid
 wait $pid
 next=$(sed -n 's/^next=//p' /tmp/state/*.scrub)
@@ -100,9 +101,11 @@ echo "checkpoint at $next"
 expect_match "checkpoint mid-way" "$next" '^[0-9]+$'
 ictl_json resumed integrityctl scrub -J --state-dir /tmp/state /dev/$d
 echo "NEXT $next"
-integrityctl scrub -q --state-dir /tmp/state --rate 2M --io-size 64K --restart /dev/$d &
+integrityctl scrub -q --state-dir /tmp/state --rate 1M --io-size 64K --restart /dev/$d &
 pid=$!
-sleep 2
+# Interrupted once its checkpoint has the first bad block.
+vm_wait 60 sh -c "grep -qs '^status=running' /tmp/state/*.scrub && grep -qs '^bad_blocks=[1-9]' /tmp/state/*.scrub" ||
+	vm_fail "no checkpoint with a bad block"
 kill -INT $pid
 wait $pid
 expect_eq "SIGINT after a bad block: exit 1" "$?" 1

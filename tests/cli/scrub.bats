@@ -264,7 +264,9 @@ teardown() {
 	[ "$(jq -r .method <<<"$output")" = kernel ]
 	[ "$(jq -r .protection <<<"$output")" = none ]
 	[ "$(jq .blocks_checked <<<"$output")" -eq 16384 ]
-	[ "$(jq -r .identity <<<"$output")" = "loop:$BATS_TEST_TMPDIR/data" ]
+	# The backing file by device and inode, with offset and size limit.
+	[ "$(jq -r .identity <<<"$output")" = \
+	  "loop:$(printf %x "$(stat -c %d data)"):$(stat -c %i data):0:0:$BATS_TEST_TMPDIR/data" ]
 }
 
 @test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
@@ -283,4 +285,105 @@ teardown() {
 	assert_failure 1
 	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = "[[$((start + 33)),\"guard\"]]" ]
 	partx -d "$loopdev"
+}
+
+# Reads of one file's bytes [FROM, TO) fail with EIO: an unreadable range
+# for the plain-read path (io_uring's reads happen in the kernel).
+build_pread_fault() {
+	command -v "${CC:-cc}" >/dev/null || skip "no C compiler for the pread fault shim"
+	cat >fault.c <<'SRC'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+ssize_t pread64(int fd, void *buf, size_t len, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	const char *ino = getenv("FAULT_INO");
+	struct stat st;
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+	if (ino && fstat(fd, &st) == 0 && st.st_ino == strtoull(ino, NULL, 10) &&
+	    off < strtoll(getenv("FAULT_TO"), NULL, 10) && off + (off_t)len > strtoll(getenv("FAULT_FROM"), NULL, 10)) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd, buf, len, off);
+}
+ssize_t pread(int fd, void *buf, size_t len, off_t off) __attribute__((alias("pread64")));
+SRC
+	"${CC:-cc}" -shared -fPIC -o fault.so fault.c -ldl
+}
+
+# Wait (bounded) for a condition, without sleeping a fixed time.
+wait_until() {
+	local i
+	for i in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# A stop that comes while --rate holds the next request back must not count
+# that request: after the resume, every bad block is in the report.
+stop_while_throttled() {
+	local engine=$1
+	build_pread_fault
+	random_file data 1048576 21
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 20 --tag guard data --pi-file pi
+	ictl -q pi inject --block 21 --tag guard data --pi-file pi
+	export FAULT_INO=$(stat -c %i data) FAULT_FROM=$((10 * 512)) FAULT_TO=$((14 * 512))
+	LD_PRELOAD=$PWD/fault.so "$INTEGRITYCTL" scrub -J --io-engine "$engine" --progress=always \
+		--state-dir "$state" --rate 4K --io-size 4K --format T10-DIF-TYPE1-CRC --pi-file pi data \
+		>first.json 2>first.err &
+	bgpid=$!
+	# The first request is done (its progress is drawn): the next one waits.
+	wait_until grep -q '%' first.err
+	kill -TERM "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 4 ] || [ "$rc" -eq 1 ]
+	[ "$(jq -r .status first.json)" = interrupted ]
+	run --separate-stderr env LD_PRELOAD="$PWD/fault.so" "$INTEGRITYCTL" scrub -J --io-engine "$engine" \
+		--state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq -r .status <<<"$output")" = complete ]
+	[ "$(jq .done <<<"$output")" -eq 2048 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+	if [ "$engine" = pread ]; then
+		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[10,4,"io"],[20,1,"tag"],[21,1,"tag"]]' ]
+		[ "$(jq .bad_blocks <<<"$output")" -eq 6 ]
+		[ "$(jq .io_errors <<<"$output")" -eq 4 ]
+	else
+		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[20,1,"tag"],[21,1,"tag"]]' ]
+	fi
+}
+
+@test "stopped while throttled (pread): the next request's unreadable blocks are found after the resume" {
+	stop_while_throttled pread
+}
+
+@test "stopped while throttled (io_uring): every bad block is found after the resume" {
+	random_file probe 4096 23
+	ictl -q pi generate probe --pi-file probe.pi
+	ictl -q scrub --no-state --io-engine uring --format T10-DIF-TYPE1-CRC --pi-file probe.pi probe ||
+		skip "io_uring is not available here"
+	stop_while_throttled uring
+}
+
+@test "--io-engine: a bad name exits 2" {
+	random_file data 65536 22
+	ictl -q pi generate data --pi-file pi
+	run ictl scrub --no-state --io-engine magic --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 2
+	for e in auto pread uring; do
+		run ictl scrub -J --no-state --io-engine $e --format T10-DIF-TYPE1-CRC --pi-file pi data
+		assert_success
+		[ "$(jq .blocks_checked <<<"$output")" -eq 128 ]
+	done
 }

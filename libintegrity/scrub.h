@@ -8,6 +8,7 @@
 #ifndef LIBINTEGRITY_SCRUB_H
 #define LIBINTEGRITY_SCRUB_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>

@@ -67,6 +67,10 @@ void scrub_classify_scsi_sense(const uint8_t *sense, int len, struct scrub_statu
 		st->what = "invalid command operation code";
 		return;
 	case SG_LIB_CAT_ILLEGAL_REQ:
+	case SG_LIB_CAT_ILLEGAL_REQ_WITH_INFO:
+#ifdef SG_LIB_LBA_OUT_OF_RANGE
+	case SG_LIB_LBA_OUT_OF_RANGE:
+#endif
 		st->verdict = SCRUB_UNSUPPORTED;
 		st->what = h.asc == 0x24 ? "invalid field in CDB" : "illegal request";
 		return;
@@ -75,12 +79,14 @@ void scrub_classify_scsi_sense(const uint8_t *sense, int len, struct scrub_statu
 		st->what = "data protect";
 		return;
 	case SG_LIB_CAT_MEDIUM_HARD:
+	case SG_LIB_CAT_MEDIUM_HARD_WITH_INFO:
 		st->verdict = SCRUB_BAD;
 		st->kind = INTEGRITY_SCRUB_ERR_IO;
 		st->what = "medium error";
 		st->lba_known = sg_get_sense_info_fld(sense, len, &st->lba);
 		return;
 	case SG_LIB_CAT_PROTECTION:
+	case SG_LIB_CAT_PROTECTION_WITH_INFO:
 		st->verdict = SCRUB_BAD;
 		st->kind = INTEGRITY_SCRUB_ERR_PROTECTION;
 		st->tag = asc10_tag(h.ascq);

@@ -222,6 +222,7 @@ static void report_json(FILE *out, struct run *run, int r)
 	json_u64(&j, "bad_blocks", p->bad_blocks);
 	json_u64(&j, "io_errors", p->io_errors);
 	json_double(&j, "elapsed_seconds", p->elapsed);
+	json_string(&j, "note", integrity_scrub_note(s));
 	json_array_begin(&j, "errors");
 	for (size_t i = 0; i < n; i++) {
 		const struct integrity_scrub_error *e = &errs[i];
@@ -320,6 +321,11 @@ static void report_human(FILE *out, struct run *run, int r)
 		integrity_scrub_protection(s), p->done - p->start, p->end - p->start,
 		format_size(p->bytes_checked, a, sizeof(a)), format_duration(p->elapsed, b, sizeof(b)),
 		format_size((uint64_t)rate, c, sizeof(c)), p->bad_blocks, p->io_errors);
+	if (p->resumed_from > p->start)
+		fprintf(out, "  this run checked blocks %" PRIu64 " to %" PRIu64 "; earlier runs the rest before it\n",
+			p->resumed_from, p->done);
+	if (integrity_scrub_note(s))
+		fprintf(out, "  note: %s\n", integrity_scrub_note(s));
 	if (r == -EINTR || r == -ETIME)
 		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
 }

@@ -401,6 +401,17 @@ int scrub_backend_passthrough_new(struct scrub_backend **bp, const struct scrub_
 	pb->b.ops = &pt_ops;
 	pb->b.depth = 1;
 	pb->b.max_blocks = p->max_blocks ? p->max_blocks : 1;
+	if (p->nvme && !p->host) {
+		/* The controller's Verify Size Limit: larger commands are refused
+		 * with Invalid Field (QEMU's default is 512 KiB).  A power of two
+		 * of the minimum page size, taken as 4 KiB. */
+		struct nvme_id_ctrl_nvm nvm;
+		if (nvme_nvm_identify_ctrl(p->fd, &nvm) == 0 && nvm.vsl && nvm.vsl < 20) {
+			uint32_t limit = (4096u << nvm.vsl) / p->lbs;
+			if (limit && limit < pb->b.max_blocks)
+				pb->b.max_blocks = limit;
+		}
+	}
 	pb->b.name = !p->nvme ? "scsi-verify" : p->host ? "nvme-read" : "nvme-verify";
 	pb->b.bytes_per_block = p->lbs + (p->host ? p->ms : 0);
 	if (p->host) {

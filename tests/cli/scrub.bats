@@ -387,3 +387,151 @@ stop_while_throttled() {
 		[ "$(jq .blocks_checked <<<"$output")" -eq 128 ]
 	done
 }
+
+# ---------------------------------------------------------------- checkpoints
+
+# A state file from a short, interrupted scrub of a 2048-block image.
+interrupted_state() {
+	random_file data 1048576 30
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 1500 --tag guard data --pi-file pi
+	run ictl scrub -q --state-dir "$state" --duration 0.2s --rate 1M --io-size 64K \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 4
+	statefile=$(ls "$state"/*.scrub)
+}
+
+@test "an edited checkpoint is set aside and the scrub starts over: never 'complete' unchecked" {
+	for edit in 's/^next=.*/next=99999999/' 's/^elapsed=.*/elapsed=nan/' 's/^elapsed=.*/elapsed=1e300/' \
+		    's/^range_end=.*/range_end=999999/' 's/^version=.*/version=1/' 's/^blocks_checked=.*/blocks_checked=7/'; do
+		rm -rf "$state"
+		interrupted_state
+		sed -i "$edit" "$statefile"
+		run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+		assert_failure 1
+		[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+		[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+		[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[1500]' ]
+		[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
+		[ -f "$statefile.invalid" ]
+	done
+}
+
+@test "scrub --status never crashes on a state file, whatever it holds" {
+	interrupted_state
+	cp "$statefile" keep
+	for edit in 's/^updated=.*/updated=9223372036854775807/' 's/^updated=.*/updated=-1/' \
+		    's/^elapsed=.*/elapsed=nan/' 's/^next=.*/next=99999999/' 's/^range_start=.*/range_start=5000/' \
+		    '1d' 's/=.*/=/'; do
+		cp keep "$statefile"
+		sed -i "$edit" "$statefile"
+		run ictl scrub --status --state-dir "$state" -r -n
+		assert_success
+		assert_output --regexp "invalid"
+		run ictl scrub --status -J --state-dir "$state"
+		assert_success
+		jq -e . <<<"$output" >/dev/null
+	done
+	head -c 5000 /dev/urandom >"$statefile"
+	run ictl scrub --status --state-dir "$state"
+	assert_success
+}
+
+@test "temporaries a killed writer left beside the checkpoint are removed on the next run" {
+	interrupted_state
+	touch "$statefile.Ab12Cd" "$statefile.zzzzzz"
+	run ictl scrub -q --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ ! -e "$statefile.Ab12Cd" ]
+	[ ! -e "$statefile.zzzzzz" ]
+	[ -f "$statefile" ]
+}
+
+@test "more than 65536 bad blocks survive a resume, as ranges" {
+	random_file data $((80000 * 512)) 31
+	ictl -q pi generate data --pi-file pi
+	# Tags of blocks 5000-74999 zeroed: guard and reference tag fail.
+	dd if=/dev/zero of=pi bs=8 seek=5000 count=70000 conv=notrunc status=none
+	run ictl scrub -J --state-dir "$state" --duration 0.3s --rate 40M --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq -r .status <<<"$output")" = time-limit ]
+	first=$(jq .done <<<"$output")
+	[ "$first" -gt 5000 ]
+	[ "$first" -lt 75000 ]
+	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq .resumed_from <<<"$output")" -eq "$first" ]
+	[ "$(jq .bad_blocks <<<"$output")" -eq 70000 ]
+	# Every reference tag in one range, across the resume; the guard ranges
+	# break only where random data happens to have a zero CRC.
+	[ "$(jq -c '[.errors[] | select(.tag == "ref") | [.lba, .count]]' <<<"$output")" = '[[5000,70000]]' ]
+	[ "$(jq '[.errors[] | select(.tag == "guard") | .count] | add' <<<"$output")" -gt 69990 ]
+	[ "$(jq '.errors | length' <<<"$output")" -lt 12 ]
+	# The text report: one line per range.
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	assert_output --regexp "5000-74999 +ref"
+	[ "$(grep -c guard <<<"$output")" -lt 12 ]
+}
+
+# -------------------------------------------------------------- one per target
+
+lock_held_by() {
+	grep -qsx "$1" "$state"/*.scrub.lock
+}
+
+@test "one scrub per target: a second exits 3 naming the first; --wait waits for it" {
+	random_file data 4194304 32
+	ictl -q pi generate data --pi-file pi
+	"$INTEGRITYCTL" scrub -q --state-dir "$state" --rate 256K --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data &
+	bgpid=$!
+	wait_until lock_held_by "$bgpid"
+	run ictl scrub --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 3
+	assert_output --partial "already being scrubbed by PID $bgpid"
+	# --wait: runs once the first is gone, and resumes where it stopped.
+	"$INTEGRITYCTL" scrub -J --wait --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data >second.json &
+	waiter=$!
+	kill -TERM "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 4 ]
+	rc=0
+	wait "$waiter" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(jq -r .status second.json)" = complete ]
+	[ "$(jq .resumed_from second.json)" -gt 0 ]
+}
+
+# --------------------------------------------------------------- block devices
+
+@test "two loop devices over one file at different offsets never share a checkpoint" {
+	require_root
+	random_file data 8388608 33
+	loopdev=$(losetup -f --show --offset 0 --sizelimit 4194304 data)
+	loop2=$(losetup -f --show --offset 4194304 --sizelimit 4194304 data)
+	run ictl scrub -q --state-dir "$state" --duration 0.2s --rate 1M --io-size 64K "$loopdev"
+	status1=$status
+	run --separate-stderr ictl scrub -J --state-dir "$state" "$loop2"
+	losetup -d "$loop2"
+	[ "$status1" -eq 4 ]
+	assert_success
+	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 8192 ]
+	[[ "$stderr" != *resuming* ]]
+	[ "$(ls "$state"/*.scrub | wc -l)" -eq 2 ]
+}
+
+@test "a DIF image on a loop device: no O_DIRECT for 520-byte strides, no false I/O errors" {
+	require_root
+	random_file data 1048576 34
+	ictl -q pi generate data -o dif
+	ictl -q pi inject --block 77 --tag guard dif
+	loopdev=$(losetup -f --show dif)
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC "$loopdev"
+	assert_failure 1
+	[ "$(jq .io_errors <<<"$output")" -eq 0 ]
+	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[77,"guard"]]' ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+}

@@ -108,17 +108,43 @@ static void on_progress(void *data, const struct integrity_scrub_progress *p)
 	draw_progress(data, p, false);
 }
 
+/* What failed, one vocabulary for the report, the journal and the metrics:
+ * guard, app or ref when the check is known (found here, or named by the
+ * device), else protection (a PI error without detail) or io. */
+static const char *error_what(const struct integrity_scrub_error *e)
+{
+	if (e->kind == INTEGRITY_SCRUB_ERR_TAG || (e->kind == INTEGRITY_SCRUB_ERR_PROTECTION && e->tag_known))
+		return integrity_tag_name(e->tag);
+	return integrity_scrub_error_kind_name(e->kind);
+}
+
+/* In words, for errors without expected and found values. */
+static const char *error_text(const struct integrity_scrub_error *e, char *buf, size_t len)
+{
+	if (e->kind == INTEGRITY_SCRUB_ERR_PROTECTION) {
+		if (e->device_status)
+			snprintf(buf, len, "%s check failed (device status 0x%x)",
+				 e->tag_known ? integrity_tag_name(e->tag) : "protection", e->device_status);
+		else
+			snprintf(buf, len, "protection check failed");
+	} else if (e->device_status) {
+		snprintf(buf, len, "%s (device status 0x%x)", strerror(e->err), e->device_status);
+	} else {
+		snprintf(buf, len, "%s", strerror(e->err));
+	}
+	return buf;
+}
+
 static void on_error(void *data, const struct integrity_scrub_error *e)
 {
 	struct run *run = data;
 #ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: bad block at LBA %" PRIu64 " (%s%s%s)", run->target, e->lba,
-			integrity_scrub_error_kind_name(e->kind), e->kind == INTEGRITY_SCRUB_ERR_TAG ? " " : "",
-			e->kind == INTEGRITY_SCRUB_ERR_TAG ? integrity_tag_name(e->tag) : "",
+	sd_journal_send("MESSAGE=%s: %" PRIu64 " bad block%s at LBA %" PRIu64 " (%s)", run->target, e->count,
+			e->count == 1 ? "" : "s", e->lba, error_what(e),
 			"MESSAGE_ID=" MID_BAD_BLOCK, "PRIORITY=3", "INTEGRITY_DEVICE=%s", run->target,
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
-			"INTEGRITY_LBA=%" PRIu64, e->lba, "INTEGRITY_KIND=%s",
-			integrity_scrub_error_kind_name(e->kind), NULL);
+			"INTEGRITY_LBA=%" PRIu64, e->lba, "INTEGRITY_COUNT=%" PRIu64, e->count,
+			"INTEGRITY_KIND=%s", error_what(e), NULL);
 #else
 	(void)run;
 	(void)e;
@@ -176,11 +202,6 @@ static void run_free(struct run *run)
 	free(run->part_stable);
 }
 
-static const char *error_what(const struct integrity_scrub_error *e)
-{
-	return e->kind == INTEGRITY_SCRUB_ERR_TAG ? integrity_tag_name(e->tag)
-						  : integrity_scrub_error_kind_name(e->kind);
-}
 
 static const char *status_word(int r)
 {
@@ -235,9 +256,10 @@ static void report_json(FILE *out, struct run *run, int r)
 			json_hex(&j, "expected", e->expected);
 			json_hex(&j, "found", e->found);
 		} else {
+			char text[128];
 			if (e->tag_known)
 				json_string(&j, "tag", integrity_tag_name(e->tag));
-			json_string(&j, "error", strerror(e->err));
+			json_string(&j, "error", error_text(e, text, sizeof(text)));
 			if (e->device_status)
 				json_hex(&j, "device_status", e->device_status);
 		}
@@ -301,11 +323,9 @@ static void report_human(FILE *out, struct run *run, int r)
 			if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
 				line_printf(ln, c_err + 1, "0x%" PRIx64, e->expected);
 				line_printf(ln, c_err + 2, "0x%" PRIx64, e->found);
-			} else if (e->tag_known) {
-				line_printf(ln, c_err + 1, "%s check failed (status 0x%x)", integrity_tag_name(e->tag),
-					    e->device_status);
 			} else {
-				line_printf(ln, c_err + 1, "%s", strerror(e->err));
+				char text[128];
+				line_printf(ln, c_err + 1, "%s", error_text(e, text, sizeof(text)));
 			}
 		}
 		scols_print_table(tb);

@@ -535,3 +535,13 @@ lock_held_by() {
 	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[77,"guard"]]' ]
 	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
 }
+
+@test "a resumed run's report says which blocks this run checked" {
+	interrupted_state
+	next=$(sed -n 's/^next=//p' "$statefile")
+	run --separate-stderr ictl scrub --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	assert_output --partial "this run checked blocks $next to 2048"
+	assert_output --partial "checked 2048 of 2048 blocks"
+	assert_output --regexp "1500 +guard"
+}

@@ -55,6 +55,8 @@ EOF
 	j=$(vm_json kernel)
 	expect_eq "kernel: bad blocks" "$(jq -c '[.errors[] | [.lba, .kind]]' <<<"$j")" \
 		'[[100,"protection"],[200,"protection"],[400,"protection"]]'
+	expect_eq "kernel: the error in words, not strerror(EILSEQ)" \
+		"$(jq -r '[.errors[].error] | unique | .[]' <<<"$j")" "protection check failed"
 	expect_eq "kernel: the rest was read" "$(jq '.blocks_checked == (.range_end - .range_start)' <<<"$j")" true
 }
 

@@ -599,9 +599,11 @@ static int lock_target(struct integrity_scrub *s)
 			return -errno;
 	}
 	s->locked = true;
+	/* The PID is for the message of a second scrub; the lock holds
+	 * without it (a full file system). */
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
-		return -errno;
+	if (ftruncate(s->lock_fd, 0) == 0 && pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
+		(void)ftruncate(s->lock_fd, 0);
 	return 0;
 }
 

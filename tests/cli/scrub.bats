@@ -545,3 +545,16 @@ lock_held_by() {
 	assert_output --partial "checked 2048 of 2048 blocks"
 	assert_output --regexp "1500 +guard"
 }
+
+@test "a full state directory: the error names the checkpoint file, exit 3" {
+	require_root
+	random_file data 1048576 35
+	ictl -q pi generate data --pi-file pi
+	mkdir full
+	mount -t tmpfs -o size=16k tmpfs full || skip "cannot mount a tmpfs here"
+	head -c 1M /dev/zero >full/filler 2>/dev/null || true
+	run --separate-stderr ictl scrub -q --state-dir full --format T10-DIF-TYPE1-CRC --pi-file pi data
+	umount full
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"cannot write the checkpoint full/file_"*".scrub: No space left on device"* ]]
+}

@@ -337,6 +337,8 @@ stop_while_throttled() {
 	ictl -q pi inject --block 20 --tag guard data --pi-file pi
 	ictl -q pi inject --block 21 --tag guard data --pi-file pi
 	export FAULT_INO=$(stat -c %i data) FAULT_FROM=$((10 * 512)) FAULT_TO=$((14 * 512))
+	# Under AddressSanitizer the shim comes before its runtime: allowed.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 	LD_PRELOAD=$PWD/fault.so "$INTEGRITYCTL" scrub -J --io-engine "$engine" --progress=always \
 		--state-dir "$state" --rate 4K --io-size 4K --format T10-DIF-TYPE1-CRC --pi-file pi data \
 		>first.json 2>first.err &

@@ -708,7 +708,9 @@ INTEGRITY_EXPORT int integrity_scrub_new(struct integrity_scrub **sp, struct int
 	}
 	s->params.target = s->target;
 	/* Opened once; everything after trusts this descriptor. */
-	s->fd = open(p->target, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* Not O_NONBLOCK: io_uring reads of such a descriptor may fail with
+	 * EAGAIN instead of waiting (seen on 6.1). */
+	s->fd = open(p->target, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		r = -errno;
 		goto fail;

@@ -144,8 +144,9 @@ static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 	if (res < 0) {
 		r = narrow(p, q->lba, q->nblocks, data, md, res, &q->bad);
 		/* A failure that does not repeat is still reported, at the first
-		 * block of the request. */
-		if (r == 0 && !q->bad.n)
+		 * block of the request; one that only said "try again" is not a
+		 * failure of the blocks. */
+		if (r == 0 && !q->bad.n && res != -EAGAIN && res != -EINTR)
 			r = record_unreadable(p, q->lba, 1, res, &q->bad);
 	} else {
 		r = p->pi ? scrub_verify_blocks(p->pi, p->stride, p->md_size, q->lba, q->nblocks, data, md,

@@ -191,3 +191,39 @@ EOF
 	expect_eq "dm: io_errors" "$(jq .io_errors <<<"$j")" 16
 	expect_eq "dm: went on to the end" "$(jq '.done == .range_end' <<<"$j")" true
 }
+
+# The same error target, a scrub stopped by SIGTERM while --rate holds back
+# the request over it, with each I/O engine: the resumed scrub reports the
+# unreadable blocks, never "complete, 0 bad".
+test_dm_error_stopped() {
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$(vm_img ns 16M)" "") <<'EOF'
+export DM_DISABLE_UDEV=1
+vm_modprobe dm-mod
+d=$(vm_nvme_disk) || { vm_fail "no namespace"; exit; }
+n=$(cat /sys/block/$d/size)
+printf '0 14 linear /dev/%s 0\n14 7 error\n21 %d linear /dev/%s 21\n' $d $((n - 21)) $d |
+	dmsetup create holey
+dmsetup mknodes
+for engine in pread uring; do
+	integrityctl scrub -q --io-engine $engine --progress=always --state-dir /tmp/s-$engine \
+		--rate 4K --io-size 4K /dev/mapper/holey 2>/tmp/err-$engine &
+	pid=$!
+	vm_wait 60 grep -q % /tmp/err-$engine
+	kill -TERM $pid
+	wait $pid
+	echo "FIRST $engine $?"
+	ictl_json $engine integrityctl scrub -J --io-engine $engine --state-dir /tmp/s-$engine /dev/mapper/holey
+done
+dmsetup remove holey
+EOF
+	local j engine
+	for engine in pread uring; do
+		j=$(vm_json $engine)
+		expect_output "^FIRST $engine (1|4)\$"
+		expect_eq "$engine: exit 1" "$(vm_json_status $engine)" 1
+		expect_eq "$engine: the unreadable blocks, across the stop" \
+			"$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$j")" '[[14,7,"io"]]'
+		expect_eq "$engine: complete" "$(jq -r '.status' <<<"$j")" complete
+		expect_eq "$engine: every block checked once" "$(jq '.blocks_checked == .range_end' <<<"$j")" true
+	done
+}

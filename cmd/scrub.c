@@ -37,6 +37,8 @@ static struct {
 	char *report;
 	char *metrics_dir;
 	char *layout;
+	char *io_engine;
+	int wait;
 	int no_state;
 	int all;
 	int restart;
@@ -107,17 +109,43 @@ static void on_progress(void *data, const struct integrity_scrub_progress *p)
 	draw_progress(data, p, false);
 }
 
+/* What failed, one vocabulary for the report, the journal and the metrics:
+ * guard, app or ref when the check is known (found here, or named by the
+ * device), else protection (a PI error without detail) or io. */
+static const char *error_what(const struct integrity_scrub_error *e)
+{
+	if (e->kind == INTEGRITY_SCRUB_ERR_TAG || (e->kind == INTEGRITY_SCRUB_ERR_PROTECTION && e->tag_known))
+		return integrity_tag_name(e->tag);
+	return integrity_scrub_error_kind_name(e->kind);
+}
+
+/* In words, for errors without expected and found values. */
+static const char *error_text(const struct integrity_scrub_error *e, char *buf, size_t len)
+{
+	if (e->kind == INTEGRITY_SCRUB_ERR_PROTECTION) {
+		if (e->device_status)
+			snprintf(buf, len, "%s check failed (device status 0x%x)",
+				 e->tag_known ? integrity_tag_name(e->tag) : "protection", e->device_status);
+		else
+			snprintf(buf, len, "protection check failed");
+	} else if (e->device_status) {
+		snprintf(buf, len, "%s (device status 0x%x)", strerror(e->err), e->device_status);
+	} else {
+		snprintf(buf, len, "%s", strerror(e->err));
+	}
+	return buf;
+}
+
 static void on_error(void *data, const struct integrity_scrub_error *e)
 {
 	struct run *run = data;
 #ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: bad block at LBA %" PRIu64 " (%s%s%s)", run->target, e->lba,
-			integrity_scrub_error_kind_name(e->kind), e->kind == INTEGRITY_SCRUB_ERR_TAG ? " " : "",
-			e->kind == INTEGRITY_SCRUB_ERR_TAG ? integrity_tag_name(e->tag) : "",
+	sd_journal_send("MESSAGE=%s: %" PRIu64 " bad block%s at LBA %" PRIu64 " (%s)", run->target, e->count,
+			e->count == 1 ? "" : "s", e->lba, error_what(e),
 			"MESSAGE_ID=" MID_BAD_BLOCK, "PRIORITY=3", "INTEGRITY_DEVICE=%s", run->target,
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
-			"INTEGRITY_LBA=%" PRIu64, e->lba, "INTEGRITY_KIND=%s",
-			integrity_scrub_error_kind_name(e->kind), NULL);
+			"INTEGRITY_LBA=%" PRIu64, e->lba, "INTEGRITY_COUNT=%" PRIu64, e->count,
+			"INTEGRITY_KIND=%s", error_what(e), NULL);
 #else
 	(void)run;
 	(void)e;
@@ -175,11 +203,6 @@ static void run_free(struct run *run)
 	free(run->part_stable);
 }
 
-static const char *error_what(const struct integrity_scrub_error *e)
-{
-	return e->kind == INTEGRITY_SCRUB_ERR_TAG ? integrity_tag_name(e->tag)
-						  : integrity_scrub_error_kind_name(e->kind);
-}
 
 static const char *status_word(int r)
 {
@@ -221,20 +244,23 @@ static void report_json(FILE *out, struct run *run, int r)
 	json_u64(&j, "bad_blocks", p->bad_blocks);
 	json_u64(&j, "io_errors", p->io_errors);
 	json_double(&j, "elapsed_seconds", p->elapsed);
+	json_string(&j, "note", integrity_scrub_note(s));
 	json_array_begin(&j, "errors");
 	for (size_t i = 0; i < n; i++) {
 		const struct integrity_scrub_error *e = &errs[i];
 		json_object_begin(&j, NULL);
 		json_u64(&j, "lba", e->lba);
+		json_u64(&j, "count", e->count);
 		json_string(&j, "kind", integrity_scrub_error_kind_name(e->kind));
 		if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
 			json_string(&j, "tag", integrity_tag_name(e->tag));
 			json_hex(&j, "expected", e->expected);
 			json_hex(&j, "found", e->found);
 		} else {
+			char text[128];
 			if (e->tag_known)
 				json_string(&j, "tag", integrity_tag_name(e->tag));
-			json_string(&j, "error", strerror(e->err));
+			json_string(&j, "error", error_text(e, text, sizeof(text)));
 			if (e->device_status)
 				json_hex(&j, "device_status", e->device_status);
 		}
@@ -278,12 +304,19 @@ static void report_human(FILE *out, struct run *run, int r)
 		for (size_t i = 0; i < n; i++) {
 			const struct integrity_scrub_error *e = &errs[i];
 			struct libscols_line *ln = scols_table_new_line(tb, NULL);
-			line_printf(ln, 0, "%" PRIu64, e->lba);
+			if (e->count > 1)
+				line_printf(ln, 0, "%" PRIu64 "-%" PRIu64, e->lba, e->lba + e->count - 1);
+			else
+				line_printf(ln, 0, "%" PRIu64, e->lba);
 			if (parts && e->partno) {
 				line_printf(ln, 1, "%u", e->partno);
 				if (e->partno < run->nparts && run->part_names[e->partno])
 					line_printf(ln, 2, "%s", run->part_names[e->partno]);
-				line_printf(ln, 3, "%" PRIu64, e->part_offset);
+				if (e->count > 1)
+					line_printf(ln, 3, "%" PRIu64 "-%" PRIu64, e->part_offset,
+						    e->part_offset + e->count - 1);
+				else
+					line_printf(ln, 3, "%" PRIu64, e->part_offset);
 				if (e->partno < run->nparts && run->part_stable[e->partno])
 					line_printf(ln, 4, "%s", run->part_stable[e->partno]);
 			}
@@ -291,11 +324,9 @@ static void report_human(FILE *out, struct run *run, int r)
 			if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
 				line_printf(ln, c_err + 1, "0x%" PRIx64, e->expected);
 				line_printf(ln, c_err + 2, "0x%" PRIx64, e->found);
-			} else if (e->tag_known) {
-				line_printf(ln, c_err + 1, "%s check failed (status 0x%x)", integrity_tag_name(e->tag),
-					    e->device_status);
 			} else {
-				line_printf(ln, c_err + 1, "%s", strerror(e->err));
+				char text[128];
+				line_printf(ln, c_err + 1, "%s", error_text(e, text, sizeof(text)));
 			}
 		}
 		scols_print_table(tb);
@@ -311,6 +342,11 @@ static void report_human(FILE *out, struct run *run, int r)
 		integrity_scrub_protection(s), p->done - p->start, p->end - p->start,
 		format_size(p->bytes_checked, a, sizeof(a)), format_duration(p->elapsed, b, sizeof(b)),
 		format_size((uint64_t)rate, c, sizeof(c)), p->bad_blocks, p->io_errors);
+	if (p->resumed_from > p->start)
+		fprintf(out, "  this run checked blocks %" PRIu64 " to %" PRIu64 "; earlier runs the rest before it\n",
+			p->resumed_from, p->done);
+	if (integrity_scrub_note(s))
+		fprintf(out, "  note: %s\n", integrity_scrub_note(s));
 	if (r == -EINTR || r == -ETIME)
 		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
 }
@@ -417,7 +453,7 @@ static void write_metrics(FILE *f, void *data)
 		const char *w = error_what(&errs[i]);
 		for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
 			if (strcmp(w, kinds[k]) == 0)
-				counts[k]++;
+				counts[k] += errs[i].count;
 	}
 #define LABELS() do { fputs("{device=\"", f); prom_escape(f, mc->run->target); \
 		fputs("\",identity=\"", f); prom_escape(f, integrity_scrub_identity(s)); fputs("\"", f); } while (0)
@@ -533,13 +569,17 @@ static int show_status(const char *state_dir, const char *target)
 		uint64_t span = st->progress.end - st->progress.start;
 		char el[32], when[32];
 		time_t upd = (time_t)st->updated;
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&upd));
+		struct tm tm;
+		if (!st->updated || !gmtime_r(&upd, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+			snprintf(when, sizeof(when), "-");
 		line_printf(ln, 0, "%s", st->target);
 		line_printf(ln, 1, "%s", st->identity);
 		line_printf(ln, 2, "%s", st->status);
 		line_printf(ln, 3, "%s", st->method);
 		line_printf(ln, 4, "%s", st->protection);
-		line_printf(ln, 5, "%.1f%%", span ? 100.0 * (double)(st->progress.done - st->progress.start) / (double)span : 100.0);
+		if (span && st->progress.done >= st->progress.start)
+			line_printf(ln, 5, "%.1f%%", 100.0 * (double)(st->progress.done - st->progress.start) / (double)span);
 		line_printf(ln, 6, "%" PRIu64, st->progress.bad_blocks);
 		line_printf(ln, 7, "%" PRIu64, st->progress.io_errors);
 		line_printf(ln, 8, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
@@ -556,9 +596,16 @@ static int show_status(const char *state_dir, const char *target)
 	return EXIT_CLEAN;
 }
 
-static int setup_error(const char *target, int r)
+static int setup_error(const char *target, int r, struct integrity_scrub *s)
 {
+	const char *why = s ? integrity_scrub_failure(s) : NULL;
+
 	switch (r) {
+	case -EBUSY:
+		if (s && integrity_scrub_lock_holder(s) > 0)
+			return fail(EXIT_FAIL, target, 0, "already being scrubbed by PID %d (--wait to wait for it)",
+				    integrity_scrub_lock_holder(s));
+		return fail(EXIT_FAIL, target, 0, "already being scrubbed (--wait to wait for it)");
 	case -ENOMEDIUM:
 		return fail(EXIT_USAGE, target, 0,
 			    "is not a block device: describe its protection with --format");
@@ -567,6 +614,8 @@ static int setup_error(const char *target, int r)
 			    "the kernel's read-verify is off, so the kernel method would check nothing: "
 			    "'integrityctl set DISK read-verify=on', or choose another --method");
 	case -EOPNOTSUPP:
+		if (why)
+			return fail(EXIT_FAIL, target, 0, "%s", why);
 		return fail(EXIT_FAIL, target, 0, "the chosen --method is not available for this target");
 	case -EBADMSG:
 		return fail(EXIT_USAGE, target, 0,
@@ -578,8 +627,24 @@ static int setup_error(const char *target, int r)
 	case -ENODEV:
 		return fail(EXIT_FAIL, target, 0, "no such block device");
 	default:
+		if (why)
+			return fail(EXIT_FAIL, target, 0, "cannot start the scrub: %s", why);
 		return fail(EXIT_FAIL, target, r, "cannot start the scrub");
 	}
+}
+
+/* integrity_scrub_new, with its failure told; the exit code or -1. */
+static int open_scrub(struct integrity_scrub **sp, struct integrity_context *ctx,
+		      const struct integrity_scrub_params *params)
+{
+	int r = integrity_scrub_new(sp, ctx, params);
+
+	if (r == 0)
+		return -1;
+	int code = setup_error(params->target, r, *sp);
+	integrity_scrub_free(*sp);
+	*sp = NULL;
+	return code;
 }
 
 /* Scrub one target; the exit code. */
@@ -598,22 +663,18 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	if (o.range) {
 		/* The range's units need the block size: open once to learn it. */
 		struct integrity_scrub *probe;
-		r = integrity_scrub_new(&probe, run.ctx, params);
-		if (r < 0) {
-			return_code = setup_error(run.target, r);
+		return_code = open_scrub(&probe, run.ctx, params);
+		if (return_code >= 0)
 			goto done;
-		}
 		uint32_t bs = integrity_scrub_block_size(probe);
 		integrity_scrub_free(probe);
 		return_code = range_option(o.range, bs, &params->range_start, &params->range_length);
 		if (return_code)
 			goto done;
 	}
-	r = integrity_scrub_new(&run.scrub, run.ctx, params);
-	if (r < 0) {
-		return_code = setup_error(run.target, r);
+	return_code = open_scrub(&run.scrub, run.ctx, params);
+	if (return_code >= 0)
 		goto done;
-	}
 	load_part_names(&run);
 
 	const char *remark = integrity_scrub_note(run.scrub);
@@ -637,8 +698,13 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	draw_progress(&run, integrity_scrub_get_progress(run.scrub), true);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run.scrub);
-	if (r < 0 && r != -EINTR && r != -ETIME)
-		fail(EXIT_FAIL, run.target, r, "scrub failed at block %" PRIu64, p->done);
+	if (r < 0 && r != -EINTR && r != -ETIME) {
+		const char *why = integrity_scrub_failure(run.scrub);
+		if (why)
+			fail(EXIT_FAIL, run.target, 0, "scrub stopped at block %" PRIu64 ": %s", p->done, why);
+		else
+			fail(EXIT_FAIL, run.target, r, "scrub stopped at block %" PRIu64, p->done);
+	}
 #ifdef HAVE_LIBSYSTEMD
 	sd_journal_send("MESSAGE=%s: scrub %s: %" PRIu64 " blocks checked, %" PRIu64 " bad", run.target,
 			status_word(r), p->blocks_checked, p->bad_blocks,
@@ -679,7 +745,9 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 			lost_output = true;
 		}
 	}
-	if (p->bad_blocks || p->io_errors)
+	if (r < 0 && r != -EINTR && r != -ETIME)
+		return_code = EXIT_FAIL;
+	else if (p->bad_blocks || p->io_errors)
 		return_code = EXIT_BAD;
 	else if (r == -EINTR || r == -ETIME)
 		return_code = EXIT_INTERRUPTED;
@@ -782,6 +850,11 @@ int cmd_scrub(int argc, const char **argv)
 		{ "report", '\0', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
 		{ "metrics-dir", '\0', POPT_ARG_STRING, &o.metrics_dir, 0,
 		  "write Prometheus textfile metrics there", "DIR" },
+		{ "io-engine", '\0', POPT_ARG_STRING, &o.io_engine, 0,
+		  "how the kernel and image methods read (default auto: io_uring where it works)",
+		  "auto|pread|uring" },
+		{ "wait", '\0', POPT_ARG_NONE, &o.wait, 0,
+		  "if another scrub of the target runs, wait for it rather than fail", NULL },
 		{ "layout", '\0', POPT_ARG_STRING, &o.layout, 0,
 		  "image layout: dif (interleaved) or dix (with --pi-file)", "dif|dix" },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0,
@@ -828,6 +901,19 @@ int cmd_scrub(int argc, const char **argv)
 		fail(EXIT_USAGE, NULL, 0, "--layout dix goes with --pi-file, dif without it");
 		goto out;
 	}
+	if (o.io_engine) {
+		if (strcmp(o.io_engine, "auto") == 0)
+			params.io_engine = INTEGRITY_SCRUB_IO_AUTO;
+		else if (strcmp(o.io_engine, "pread") == 0)
+			params.io_engine = INTEGRITY_SCRUB_IO_PREAD;
+		else if (strcmp(o.io_engine, "uring") == 0)
+			params.io_engine = INTEGRITY_SCRUB_IO_URING;
+		else {
+			fail(EXIT_USAGE, NULL, 0, "--io-engine '%s': use auto, pread or uring", o.io_engine);
+			goto out;
+		}
+	}
+	params.wait = o.wait;
 	if (o.rate) {
 		if (parse_size(o.rate, &v) < 0 || !v) {
 			fail(EXIT_USAGE, NULL, 0, "--rate '%s': bytes per second, e.g. 50M", o.rate);

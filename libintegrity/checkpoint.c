@@ -2,30 +2,40 @@
 /*
  * A scrub's resumable state: one text file per target under the state
  * directory, keyed by the target's stable identity, written atomically
- * (temporary file, fsync, rename, fsync of the directory).
+ * (temporary file, fsync, rename, fsync of the directory).  This file only
+ * reads and writes struct scrub_checkpoint; every field read is checked, so
+ * that a damaged or edited file is refused rather than trusted.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "scrub.h"
 
-#define CHECKPOINT_VERSION 1
-/* Bad blocks kept in the file; the counters stay exact past it. */
-#define CHECKPOINT_MAX_ERRORS 65536
+#define CHECKPOINT_VERSION 2
+#define HEADER "# integrityctl scrub state"
+/* A clock may be a little ahead of the one that wrote the file. */
+#define FUTURE_SLACK (7 * 86400)
+/* 2001-01-01: no scrub state is older. */
+#define OLDEST_TIME 978307200
+/* A scrub does not take a century. */
+#define MAX_ELAPSED (100.0 * 365 * 86400)
 
 /* The identity as a file name: [A-Za-z0-9.-] kept, the rest as _xx. */
-int checkpoint_path(struct integrity_scrub *s, const char *dir)
+int scrub_checkpoint_path(char *buf, size_t len, const char *dir, const char *identity)
 {
-	char name[3 * sizeof(s->identity)];
+	char name[3 * 256 + 1];
 	size_t o = 0;
 
-	for (const unsigned char *p = (const unsigned char *)s->identity; *p && o + 4 < sizeof(name); p++) {
+	for (const unsigned char *p = (const unsigned char *)identity; *p; p++) {
+		if (o + 4 >= sizeof(name))
+			return -ENAMETOOLONG;
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 		    *p == '.' || *p == '-')
 			name[o++] = (char)*p;
@@ -33,154 +43,287 @@ int checkpoint_path(struct integrity_scrub *s, const char *dir)
 			o += (size_t)snprintf(name + o, sizeof(name) - o, "_%02x", *p);
 	}
 	name[o] = '\0';
-	return path_printf(s->state_path, sizeof(s->state_path), "%s/%s.scrub", dir, name);
+	return path_printf(buf, len, "%s/%s.scrub", dir, name);
 }
 
-struct saved {
-	struct integrity_scrub_state st;
-	char identity[256];
-	uint64_t range_start, range_end;
-	double elapsed;
+void scrub_checkpoint_free(struct scrub_checkpoint *cp)
+{
+	free(cp->errors.v);
+	memset(&cp->errors, 0, sizeof(cp->errors));
+}
+
+/* Strict unsigned decimal: digits only, no sign, no overflow. */
+static bool parse_u64(const char *v, uint64_t *out)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = x;
+	return true;
+}
+
+static bool parse_i64(const char *v, int64_t *out)
+{
+	uint64_t x;
+
+	if (!parse_u64(v, &x) || x > INT64_MAX)
+		return false;
+	*out = (int64_t)x;
+	return true;
+}
+
+static bool copy_string(char *dst, size_t len, const char *v)
+{
+	return path_printf(dst, len, "%s", v) == 0;
+}
+
+static bool one_of(const char *v, const char *const *words)
+{
+	for (; *words; words++)
+		if (strcmp(v, *words) == 0)
+			return true;
+	return false;
+}
+
+enum {
+	F_VERSION, F_IDENTITY, F_TARGET, F_METHOD, F_PROTECTION, F_STATUS, F_BLOCK_SIZE, F_BLOCKS,
+	F_RANGE_START, F_RANGE_END, F_NEXT, F_RESUMED_FROM, F_BLOCKS_CHECKED, F_BYTES_CHECKED,
+	F_BAD_BLOCKS, F_IO_ERRORS, F_ELAPSED, F_STARTED, F_UPDATED, F_ERRORS, F_COUNT
 };
 
-static int parse_line(struct saved *sv, struct integrity_scrub *s, char *line)
-{
-	char *eq = strchr(line, '=');
-	struct integrity_scrub_progress *p = &sv->st.progress;
+static const char *const field_names[F_COUNT] = {
+	"version", "identity", "target", "method", "protection", "status", "block_size", "blocks",
+	"range_start", "range_end", "next", "resumed_from", "blocks_checked", "bytes_checked",
+	"bad_blocks", "io_errors", "elapsed", "started", "updated", "errors",
+};
 
-	if (!eq)
-		return 0;
-	*eq = '\0';
-	const char *k = line, *v = eq + 1;
-	if (strcmp(k, "version") == 0)
-		return atoi(v) == CHECKPOINT_VERSION ? 0 : -EPROTO;
-#define STR(key, field) \
-	if (strcmp(k, key) == 0) { snprintf(field, sizeof(field), "%s", v); return 0; }
-#define U64(key, field) \
-	if (strcmp(k, key) == 0) { field = strtoull(v, NULL, 10); return 0; }
-	STR("identity", sv->st.identity)
-	STR("target", sv->st.target)
-	STR("method", sv->st.method)
-	STR("protection", sv->st.protection)
-	STR("status", sv->st.status)
-	U64("block_size", sv->st.block_size)
-	U64("blocks", sv->st.blocks)
-	U64("range_start", p->start)
-	U64("range_end", p->end)
-	U64("next", p->done)
-	U64("resumed_from", p->resumed_from)
-	U64("blocks_checked", p->blocks_checked)
-	U64("bytes_checked", p->bytes_checked)
-	U64("bad_blocks", p->bad_blocks)
-	U64("io_errors", p->io_errors)
-	U64("errors", sv->st.nerrors)
-#undef STR
-#undef U64
-	if (strcmp(k, "elapsed") == 0) {
-		p->elapsed = strtod(v, NULL);
-		return 0;
-	}
-	if (strcmp(k, "started") == 0) {
-		sv->st.started = strtoll(v, NULL, 10);
-		return 0;
-	}
-	if (strcmp(k, "updated") == 0) {
-		sv->st.updated = strtoll(v, NULL, 10);
-		return 0;
-	}
-	if (strcmp(k, "error") == 0 && s) {
-		struct integrity_scrub_error e = { 0 };
-		unsigned kind, tag;
-		if (sscanf(v, "%" SCNu64 " %u %u %" SCNx64 " %" SCNx64 " %d %u %" SCNu64, &e.lba, &kind,
-			   &tag, &e.expected, &e.found, &e.err, &e.partno, &e.part_offset) != 8)
-			return -EBADMSG;
-		e.kind = (enum integrity_scrub_error_kind)kind;
-		e.tag = (enum integrity_tag)tag;
-		if (s->nerrors == s->errors_cap) {
-			size_t cap = s->errors_cap ? s->errors_cap * 2 : 64;
-			void *n = realloc(s->errors, cap * sizeof(*s->errors));
-			if (!n)
-				return -ENOMEM;
-			s->errors = n;
-			s->errors_cap = cap;
-		}
-		s->errors[s->nerrors++] = e;
-	}
+static int parse_error(const char *v, struct integrity_scrub_error *e)
+{
+	unsigned kind, tag, known;
+	int n = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (sscanf(v, "%" SCNu64 " %" SCNu64 " %u %u %u %" SCNx64 " %" SCNx64 " %d %" SCNx32 " %u %" SCNu64 "%n",
+		   &e->lba, &e->count, &kind, &tag, &known, &e->expected, &e->found, &e->err,
+		   &e->device_status, &e->partno, &e->part_offset, &n) != 11 || v[n])
+		return -EBADMSG;
+	if (kind > INTEGRITY_SCRUB_ERR_IO || tag > INTEGRITY_TAG_DATA || known > 1 || !e->count ||
+	    e->lba + e->count < e->lba || e->err < 0)
+		return -EBADMSG;
+	e->kind = (enum integrity_scrub_error_kind)kind;
+	e->tag = (enum integrity_tag)tag;
+	e->tag_known = known;
 	return 0;
 }
 
-static int read_state(const char *path, struct saved *sv, struct integrity_scrub *s)
+#define WHY(...) (snprintf(why, why_len, __VA_ARGS__), -EBADMSG)
+
+static int parse_line(struct scrub_checkpoint *cp, char *line, bool with_errors, bool *seen,
+		      uint64_t *nerrors, char *why, size_t why_len)
 {
-	FILE *f = fopen(path, "re");
-	char line[1024];
+	struct integrity_scrub_progress *p = &cp->progress;
+	char *eq = strchr(line, '=');
+
+	if (!eq)
+		return WHY("a line without '='");
+	*eq = '\0';
+	const char *k = line, *v = eq + 1;
+	if (strcmp(k, "error") == 0) {
+		struct integrity_scrub_error e;
+		if (parse_error(v, &e) < 0)
+			return WHY("a malformed error record");
+		(*nerrors)++;
+		if (!with_errors)
+			return 0;
+		void *nv = realloc(cp->errors.v, (cp->errors.n + 1) * sizeof(e));
+		if (!nv)
+			return -ENOMEM;
+		cp->errors.v = nv;
+		cp->errors.v[cp->errors.n++] = e;
+		cp->errors.cap = cp->errors.n;
+		return 0;
+	}
+	size_t f;
+	for (f = 0; f < F_COUNT; f++)
+		if (strcmp(k, field_names[f]) == 0)
+			break;
+	if (f == F_COUNT)
+		return WHY("an unknown field '%.40s'", k);
+	if (seen[f])
+		return WHY("'%s' twice", k);
+	seen[f] = true;
+	bool ok = true;
+	uint64_t x = 0;
+	static const char *const methods[] = { "device", "host", "kernel", NULL };
+	static const char *const statuses[] = { "running", "interrupted", "complete", NULL };
+	switch (f) {
+	case F_VERSION:
+		if (!parse_u64(v, &x) || x != CHECKPOINT_VERSION)
+			return WHY("version '%.20s', not %d", v, CHECKPOINT_VERSION);
+		break;
+	case F_IDENTITY:
+		ok = copy_string(cp->identity, sizeof(cp->identity), v) && *v;
+		break;
+	case F_TARGET:
+		ok = copy_string(cp->target, sizeof(cp->target), v);
+		break;
+	case F_METHOD:
+		ok = one_of(v, methods) && copy_string(cp->method, sizeof(cp->method), v);
+		break;
+	case F_PROTECTION:
+		ok = copy_string(cp->protection, sizeof(cp->protection), v);
+		break;
+	case F_STATUS:
+		ok = one_of(v, statuses) && copy_string(cp->status, sizeof(cp->status), v);
+		break;
+	case F_BLOCK_SIZE:
+		ok = parse_u64(v, &x) && x >= 512 && x <= (1u << 20);
+		cp->block_size = (uint32_t)x;
+		break;
+	case F_BLOCKS:
+		ok = parse_u64(v, &cp->blocks);
+		break;
+	case F_RANGE_START:
+		ok = parse_u64(v, &p->start);
+		break;
+	case F_RANGE_END:
+		ok = parse_u64(v, &p->end);
+		break;
+	case F_NEXT:
+		ok = parse_u64(v, &p->done);
+		break;
+	case F_RESUMED_FROM:
+		ok = parse_u64(v, &p->resumed_from);
+		break;
+	case F_BLOCKS_CHECKED:
+		ok = parse_u64(v, &p->blocks_checked);
+		break;
+	case F_BYTES_CHECKED:
+		ok = parse_u64(v, &p->bytes_checked);
+		break;
+	case F_BAD_BLOCKS:
+		ok = parse_u64(v, &p->bad_blocks);
+		break;
+	case F_IO_ERRORS:
+		ok = parse_u64(v, &p->io_errors);
+		break;
+	case F_ELAPSED: {
+		char *end;
+		p->elapsed = strtod(v, &end);
+		ok = end != v && !*end && isfinite(p->elapsed) && p->elapsed >= 0 && p->elapsed <= MAX_ELAPSED;
+		break;
+	}
+	case F_STARTED:
+		ok = parse_i64(v, &cp->started);
+		break;
+	case F_UPDATED:
+		ok = parse_i64(v, &cp->updated);
+		break;
+	case F_ERRORS:
+		ok = parse_u64(v, &cp->nerrors);
+		break;
+	}
+	if (!ok)
+		return WHY("'%s=%.40s' is not valid", k, v);
+	return 0;
+}
+
+/* The fields together: what one scrub could have written. */
+static int check_whole(struct scrub_checkpoint *cp, const bool *seen, uint64_t nerrors, char *why,
+		       size_t why_len)
+{
+	const struct integrity_scrub_progress *p = &cp->progress;
+	int64_t now = (int64_t)time(NULL);
+
+	for (size_t f = 0; f < F_COUNT; f++)
+		if (!seen[f])
+			return WHY("'%s' is missing", field_names[f]);
+	if (!cp->blocks)
+		return WHY("no blocks");
+	if (!(p->start <= p->done && p->done <= p->end && p->end <= cp->blocks && p->start < p->end))
+		return WHY("the positions do not hold range_start <= next <= range_end <= blocks");
+	if (p->resumed_from < p->start || p->resumed_from > p->done)
+		return WHY("resumed_from lies outside the part checked");
+	if (p->blocks_checked != p->done - p->start)
+		return WHY("blocks_checked is not next - range_start");
+	if (p->bad_blocks > p->blocks_checked || p->io_errors > p->bad_blocks)
+		return WHY("more bad blocks than blocks checked");
+	if (p->bytes_checked / cp->block_size < p->blocks_checked)
+		return WHY("fewer bytes checked than blocks");
+	if (strcmp(cp->status, "complete") == 0 && p->done != p->end)
+		return WHY("complete, but next is not range_end");
+	if (cp->started < OLDEST_TIME || cp->updated < cp->started || cp->updated > now + FUTURE_SLACK)
+		return WHY("the times started=%" PRId64 ", updated=%" PRId64 " are not possible",
+			   cp->started, cp->updated);
+	if (cp->nerrors != nerrors)
+		return WHY("errors=%" PRIu64 " but %" PRIu64 " error records", cp->nerrors, nerrors);
+	uint64_t blocks = 0, last_end = 0;
+	for (size_t i = 0; i < cp->errors.n; i++) {
+		const struct integrity_scrub_error *e = &cp->errors.v[i];
+		if (i && e->lba < cp->errors.v[i - 1].lba)
+			return WHY("error records out of order");
+		uint64_t from = e->lba > last_end ? e->lba : last_end, end = e->lba + e->count;
+		if (end > from)
+			blocks += end - from;
+		if (end > last_end)
+			last_end = end;
+	}
+	if (cp->errors.n && blocks != p->bad_blocks)
+		return WHY("the error records cover %" PRIu64 " blocks, bad_blocks says %" PRIu64, blocks,
+			   p->bad_blocks);
+	return 0;
+}
+
+int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool with_errors, char *why,
+			  size_t why_len)
+{
+	bool seen[F_COUNT] = { false };
+	uint64_t nerrors = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	int r = 0;
 
-	memset(sv, 0, sizeof(*sv));
+	memset(cp, 0, sizeof(*cp));
+	if (why_len)
+		why[0] = '\0';
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	if (!fgets(line, sizeof(line), f) || strncmp(line, "# integrityctl scrub state", 26) != 0) {
-		fclose(f);
-		return -EBADMSG;
+	len = getline(&line, &cap, f);
+	if (len < 0 || strncmp(line, HEADER, strlen(HEADER)) != 0)
+		r = WHY("not a scrub state file");
+	while (r == 0 && (len = getline(&line, &cap, f)) >= 0) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if ((size_t)len != strlen(line))
+			r = WHY("a NUL byte in a line");
+		else
+			r = parse_line(cp, line, with_errors, seen, &nerrors, why, why_len);
 	}
-	while (r == 0 && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		r = parse_line(sv, s, line);
-	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	free(line);
 	fclose(f);
+	if (r == 0)
+		r = check_whole(cp, seen, nerrors, why, why_len);
+	if (r < 0)
+		scrub_checkpoint_free(cp);
 	return r;
 }
 
-int checkpoint_load(struct integrity_scrub *s)
-{
-	struct saved sv;
-	int r = read_state(s->state_path, &sv, s);
-
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		s->nerrors = 0;
-		scrub_note(s, "ignoring an unreadable checkpoint; starting from the beginning");
-		return 0;
-	}
-	const char *why = NULL;
-	if (strcmp(sv.st.identity, s->identity) != 0)
-		why = "it is another device's";
-	else if (sv.st.blocks != s->blocks)
-		why = "the capacity changed";
-	else if (sv.st.block_size != s->block_size)
-		why = "the block size changed";
-	else if (strcmp(sv.st.protection, s->protection) != 0)
-		why = "the protection format changed";
-	else if (strcmp(sv.st.method, integrity_scrub_method_name(s->method)) != 0)
-		why = "it was made with another method";
-	else if (sv.st.progress.start != s->progress.start || sv.st.progress.end != s->progress.end)
-		why = "it covers another range";
-	if (why || strcmp(sv.st.status, "complete") == 0) {
-		s->nerrors = 0;
-		if (why)
-			scrub_note(s, "discarded the checkpoint in %s: %s", s->state_path, why);
-		return 0;
-	}
-	s->progress.done = sv.st.progress.done;
-	s->progress.blocks_checked = sv.st.progress.blocks_checked;
-	s->progress.bytes_checked = sv.st.progress.bytes_checked;
-	s->progress.bad_blocks = sv.st.progress.bad_blocks;
-	s->progress.io_errors = sv.st.progress.io_errors;
-	s->elapsed_before = sv.st.progress.elapsed;
-	s->progress.elapsed = s->elapsed_before;
-	s->started_wall = (time_t)sv.st.started;
-	scrub_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)",
-		   s->progress.done, s->progress.end, s->state_path);
-	return 0;
-}
-
-int checkpoint_save(struct integrity_scrub *s, const char *status)
+int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
 {
 	char tmp[PATH_MAX + 16], dir[PATH_MAX];
-	const struct integrity_scrub_progress *p = &s->progress;
+	const struct integrity_scrub_progress *p = &cp->progress;
 	int fd, r = 0;
 
-	if (path_printf(tmp, sizeof(tmp), "%s.XXXXXX", s->state_path) < 0)
+	if (path_printf(tmp, sizeof(tmp), "%s.XXXXXX", path) < 0)
 		return -ENAMETOOLONG;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
@@ -192,34 +335,35 @@ int checkpoint_save(struct integrity_scrub *s, const char *status)
 		unlink(tmp);
 		return r;
 	}
-	fprintf(f, "# integrityctl scrub state: written by the scrub, read by 'integrityctl scrub --status'\n"
+	fprintf(f, HEADER ": written by the scrub, read by 'integrityctl scrub --status'\n"
 		   "version=%d\nidentity=%s\ntarget=%s\nmethod=%s\nprotection=%s\nstatus=%s\n"
 		   "block_size=%" PRIu32 "\nblocks=%" PRIu64 "\nrange_start=%" PRIu64 "\nrange_end=%" PRIu64 "\n"
 		   "next=%" PRIu64 "\nresumed_from=%" PRIu64 "\nblocks_checked=%" PRIu64 "\nbytes_checked=%" PRIu64 "\n"
-		   "bad_blocks=%" PRIu64 "\nio_errors=%" PRIu64 "\nelapsed=%.3f\nstarted=%lld\nupdated=%lld\n"
+		   "bad_blocks=%" PRIu64 "\nio_errors=%" PRIu64 "\nelapsed=%.3f\nstarted=%" PRId64 "\nupdated=%" PRId64 "\n"
 		   "errors=%zu\n",
-		CHECKPOINT_VERSION, s->identity, s->params.target, integrity_scrub_method_name(s->method),
-		s->protection, status, s->block_size, s->blocks, p->start, p->end, p->done,
-		p->resumed_from, p->blocks_checked, p->bytes_checked, p->bad_blocks, p->io_errors,
-		p->elapsed, (long long)s->started_wall, (long long)time(NULL), s->nerrors);
-	for (size_t i = 0; i < s->nerrors && i < CHECKPOINT_MAX_ERRORS; i++) {
-		const struct integrity_scrub_error *e = &s->errors[i];
-		fprintf(f, "error=%" PRIu64 " %u %u %" PRIx64 " %" PRIx64 " %d %u %" PRIu64 "\n", e->lba,
-			(unsigned)e->kind, (unsigned)e->tag, e->expected, e->found, e->err, e->partno,
-			e->part_offset);
+		CHECKPOINT_VERSION, cp->identity, cp->target, cp->method, cp->protection, cp->status,
+		cp->block_size, cp->blocks, p->start, p->end, p->done, p->resumed_from, p->blocks_checked,
+		p->bytes_checked, p->bad_blocks, p->io_errors, p->elapsed, cp->started, cp->updated,
+		cp->errors.n);
+	/* lba count kind tag tag_known expected found errno device_status partno part_offset */
+	for (size_t i = 0; i < cp->errors.n; i++) {
+		const struct integrity_scrub_error *e = &cp->errors.v[i];
+		fprintf(f, "error=%" PRIu64 " %" PRIu64 " %u %u %u %" PRIx64 " %" PRIx64 " %d %" PRIx32 " %u %" PRIu64 "\n",
+			e->lba, e->count, (unsigned)e->kind, (unsigned)e->tag, (unsigned)e->tag_known, e->expected,
+			e->found, e->err, e->device_status, e->partno, e->part_offset);
 	}
-	if (fflush(f) != 0 || fsync(fd) < 0)
-		r = -errno;
+	if (ferror(f) || fflush(f) != 0 || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
 	if (fclose(f) != 0 && r == 0)
 		r = -errno;
-	if (r == 0 && rename(tmp, s->state_path) < 0)
+	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0) {
 		unlink(tmp);
 		return r;
 	}
 	/* The rename itself must survive a power loss. */
-	path_printf(dir, sizeof(dir), "%s", s->state_path);
+	path_printf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
@@ -230,6 +374,35 @@ int checkpoint_save(struct integrity_scrub *s, const char *status)
 		close(dfd);
 	}
 	return r;
+}
+
+void scrub_checkpoint_remove_temporaries(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	struct dirent *de;
+
+	if (path_printf(dir, sizeof(dir), "%s", path) < 0)
+		return;
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		base = slash + 1;
+	} else {
+		base = dir;
+	}
+	size_t blen = strlen(base);
+	DIR *d = opendir(slash ? dir : ".");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		/* NAME.scrub.XXXXXX from mkostemp: six characters after the dot. */
+		if (strncmp(de->d_name, base, blen) != 0 || de->d_name[blen] != '.' ||
+		    strlen(de->d_name + blen + 1) != 6)
+			continue;
+		unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
 }
 
 INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrity_scrub_state **out,
@@ -246,12 +419,14 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		char path[PATH_MAX];
-		struct saved sv;
+		char path[PATH_MAX], why[128];
+		struct scrub_checkpoint cp;
 		if (len < 7 || strcmp(de->d_name + len - 6, ".scrub") != 0)
 			continue;
-		if (path_printf(path, sizeof(path), "%s/%s", dirpath, de->d_name) < 0 ||
-		    read_state(path, &sv, NULL) < 0)
+		if (path_printf(path, sizeof(path), "%s/%s", dirpath, de->d_name) < 0)
+			continue;
+		int r = scrub_checkpoint_read(path, &cp, false, why, sizeof(why));
+		if (r == -ENOENT)
 			continue;
 		void *nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
@@ -260,7 +435,27 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 			return -ENOMEM;
 		}
 		v = nv;
-		v[n++] = sv.st;
+		struct integrity_scrub_state *st = &v[n++];
+		memset(st, 0, sizeof(*st));
+		if (r < 0) {
+			/* Listed, so that it is seen, but nothing of it trusted. */
+			snprintf(st->identity, sizeof(st->identity), "%.*s", (int)(len - 6), de->d_name);
+			snprintf(st->target, sizeof(st->target), "%.*s", (int)sizeof(st->target) - 1, path);
+			snprintf(st->status, sizeof(st->status), "invalid");
+			continue;
+		}
+		snprintf(st->identity, sizeof(st->identity), "%s", cp.identity);
+		snprintf(st->target, sizeof(st->target), "%.*s", (int)sizeof(st->target) - 1, cp.target);
+		snprintf(st->method, sizeof(st->method), "%s", cp.method);
+		snprintf(st->protection, sizeof(st->protection), "%s", cp.protection);
+		snprintf(st->status, sizeof(st->status), "%s", cp.status);
+		st->block_size = cp.block_size;
+		st->blocks = cp.blocks;
+		st->progress = cp.progress;
+		st->started = cp.started;
+		st->updated = cp.updated;
+		st->nerrors = (size_t)cp.nerrors;
+		scrub_checkpoint_free(&cp);
 	}
 	closedir(d);
 	*out = v;

@@ -285,8 +285,9 @@ enum integrity_scrub_error_kind {
 
 const char *integrity_scrub_error_kind_name(enum integrity_scrub_error_kind kind);
 
+/* A bad block, or a run of consecutive ones failing the same way. */
 struct integrity_scrub_error {
-	uint64_t lba;			/* whole-device LBA (image: block + seed) */
+	uint64_t lba;			/* first whole-device LBA (image: block + seed) */
 	enum integrity_scrub_error_kind kind;
 	enum integrity_tag tag;		/* ERR_TAG; ERR_PROTECTION when tag_known */
 	bool tag_known;			/* ERR_PROTECTION: the device named the failed check */
@@ -296,6 +297,15 @@ struct integrity_scrub_error {
 	uint32_t device_status;		/* NVMe status (SCT << 8 | SC) or SCSI category, 0 if none */
 	unsigned partno;		/* partition holding the LBA, 0 if none */
 	uint64_t part_offset;		/* LBA inside that partition */
+	uint64_t count;			/* blocks in the run, from lba; expected and
+					 * found are the first block's */
+};
+
+/* How data is read by the kernel and host methods. */
+enum integrity_scrub_io_engine {
+	INTEGRITY_SCRUB_IO_AUTO = 0,	/* io_uring where it works, else pread */
+	INTEGRITY_SCRUB_IO_PREAD,
+	INTEGRITY_SCRUB_IO_URING,
 };
 
 struct integrity_scrub_params {
@@ -314,6 +324,8 @@ struct integrity_scrub_params {
 	bool restart;			/* ignore a saved checkpoint */
 	double duration;		/* seconds of scrubbing per run, 0: no limit */
 	double checkpoint_interval;	/* seconds between checkpoints, 0: 2 */
+	enum integrity_scrub_io_engine io_engine;
+	bool wait;			/* another scrub of the target: wait for it */
 };
 
 struct integrity_scrub_progress {
@@ -341,11 +353,20 @@ struct integrity_scrub_callbacks {
 
 struct integrity_scrub;
 
-/* Opens the target, chooses the method, and loads a checkpoint that
- * matches the target (same identity, capacity, block size and format);
- * one that does not is discarded and integrity_scrub_note() says why. */
+/* Opens the target, chooses the method, locks the target's state and
+ * loads a checkpoint that matches the target (same identity, capacity,
+ * block size, format, method and range); one that does not is not used
+ * and integrity_scrub_note() says why (an invalid one is renamed to
+ * NAME.scrub.invalid).  -EBUSY: another scrub holds the target; *scrub is
+ * then still set, for integrity_scrub_lock_holder(), and must be freed. */
 int integrity_scrub_new(struct integrity_scrub **scrub, struct integrity_context *ctx,
 			const struct integrity_scrub_params *params);
+/* The process holding the target's lock after -EBUSY, 0 if unknown. */
+int integrity_scrub_lock_holder(const struct integrity_scrub *scrub);
+/* What failed, in words, after integrity_scrub_new or _run failed (the
+ * checkpoint file that could not be written, the command the device
+ * rejected), or NULL. */
+const char *integrity_scrub_failure(const struct integrity_scrub *scrub);
 void integrity_scrub_free(struct integrity_scrub *scrub);
 
 /* 0 when the range was walked to its end, -EINTR when should_stop asked,
@@ -377,7 +398,7 @@ struct integrity_scrub_state {
 	char target[256];
 	char method[16];
 	char protection[32];
-	char status[16];		/* "running", "interrupted", "complete" */
+	char status[16];		/* "running", "interrupted", "complete", "invalid" */
 	uint32_t block_size;
 	uint64_t blocks;
 	struct integrity_scrub_progress progress;

@@ -1,23 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The scrub engine: walks a range of blocks in large aligned requests with
- * several in flight, has each checked by the chosen method, records every
- * bad block, and keeps a checkpoint of the low-water mark so that no block
- * is ever skipped across interruptions.
+ * The scrub engine.  It opens the target once, chooses a backend (the
+ * method), and walks the range in requests; the backend says per request
+ * whether every block was verified and which were bad.  Only the engine
+ * records results, counts, and moves the checkpoint, and only over requests
+ * that were verified, in LBA order: a request not issued or not completed
+ * leaves the checkpoint before it, so no block is ever skipped.
  */
 #include "config.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
-#ifdef HAVE_LIBURING
-#include <liburing.h>
-#endif
 
 #include "device.h"
 #include "scrub.h"
@@ -26,6 +25,65 @@
 #define DEFAULT_QUEUE_DEPTH 4
 #define MAX_QUEUE_DEPTH 64
 #define ALIGNMENT 4096
+/* NVMe NLB is 16 bits, 0-based. */
+#define NVME_MAX_BLOCKS 65536u
+#define MAX_PASSTHROUGH_METADATA 2048
+/* Under --rate, a request is at most this fraction of a second's budget,
+ * so that one request cannot overrun it. */
+#define RATE_SLICES 8
+
+struct scrub_partition {
+	unsigned partno;
+	uint64_t start;		/* whole-device LBA */
+	uint64_t length;	/* blocks */
+};
+
+struct integrity_scrub {
+	struct integrity_context *ctx;
+	struct integrity_scrub_params params;
+	struct integrity_device *dev;		/* NULL for an image file */
+	enum integrity_scrub_method method;
+	char identity[256];
+	char protection[32];
+	char note[2 * PATH_MAX];
+	char failure[PATH_MAX + 256];
+	char state_path[PATH_MAX];
+	char target[PATH_MAX];
+
+	int fd;				/* the target, opened once */
+	int md_fd;			/* DIX metadata file, or -1 */
+	int disk_fd;			/* the whole disk for pass-through, or -1 */
+	int lock_fd;
+	bool locked;			/* the target's lock is held */
+	int busy_pid;
+	struct integrity_pi_ctx *pi;	/* host verification, or NULL */
+	struct scrub_backend *backend;
+	uint32_t block_size;		/* bytes of data per block */
+	uint32_t stride;		/* bytes of the data fd per block */
+	uint32_t md_size;		/* bytes of the metadata fd per block */
+	uint64_t blocks;		/* of the target */
+	uint64_t lba_base;		/* whole-device LBA of block 0 */
+	uint64_t seed;
+	uint64_t size;			/* bytes of the target */
+
+	struct scrub_partition *parts;
+	size_t nparts;
+
+	/* The ledger: only the engine writes it. */
+	struct integrity_scrub_progress progress;
+	struct scrub_errors errors;
+
+	const struct integrity_scrub_callbacks *cb;
+	double run_started;		/* monotonic */
+	double rate_origin;		/* --rate counts bytes since then */
+	uint64_t rate_counted;		/* bytes submitted since rate_origin */
+	double elapsed_before;		/* seconds of earlier runs */
+	double last_checkpoint;
+	double checkpoint_interval;
+	time_t started_wall;
+	bool stop_requested;
+	bool out_of_time;
+};
 
 static const char *const method_names[] = {
 	[INTEGRITY_SCRUB_AUTO] = "auto",
@@ -61,7 +119,7 @@ INTEGRITY_EXPORT const char *integrity_scrub_error_kind_name(enum integrity_scru
 	return (size_t)k < ARRAY_SIZE(kind_names) ? kind_names[k] : "unknown";
 }
 
-double scrub_now(void)
+static double now_monotonic(void)
 {
 	struct timespec ts;
 
@@ -69,44 +127,141 @@ double scrub_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void scrub_note(struct integrity_scrub *s, const char *fmt, ...)
+/* Notes add up: "auto chose X because ...; resuming at ...". */
+static __attribute__((format(printf, 2, 3))) void note(struct integrity_scrub *s, const char *fmt, ...)
 {
+	size_t used = strlen(s->note);
 	va_list ap;
 
+	if (used && used + 2 < sizeof(s->note)) {
+		memcpy(s->note + used, "; ", 3);
+		used += 2;
+	}
 	va_start(ap, fmt);
-	vsnprintf(s->note, sizeof(s->note), fmt, ap);
+	vsnprintf(s->note + used, sizeof(s->note) - used, fmt, ap);
 	va_end(ap);
 }
 
-/* The partition holding a whole-device LBA. */
-static void locate(const struct integrity_scrub *s, struct integrity_scrub_error *e)
+static __attribute__((format(printf, 2, 3))) void failure(struct integrity_scrub *s, const char *fmt, ...)
 {
-	e->partno = 0;
-	e->part_offset = 0;
-	for (size_t i = 0; i < s->nparts; i++)
-		if (e->lba >= s->parts[i].start && e->lba < s->parts[i].start + s->parts[i].length) {
-			e->partno = s->parts[i].partno;
-			e->part_offset = e->lba - s->parts[i].start;
-			return;
-		}
+	va_list ap;
+
+	if (s->failure[0])
+		return;	/* the first cause is the one to tell */
+	va_start(ap, fmt);
+	vsnprintf(s->failure, sizeof(s->failure), fmt, ap);
+	va_end(ap);
 }
 
-int scrub_record(struct integrity_scrub *s, struct integrity_scrub_error *e)
+/* ------------------------------------------------------------- bad blocks */
+
+/* Runs merge when the next block fails the same way; tag mismatches also
+ * need the same value found (a zeroed or constant tag over a range), so
+ * that distinct corruptions keep their own expected and found values. */
+static bool extends(const struct integrity_scrub_error *run, const struct integrity_scrub_error *e)
 {
-	locate(s, e);
-	if (s->nerrors == s->errors_cap) {
-		size_t cap = s->errors_cap ? s->errors_cap * 2 : 64;
-		void *v = realloc(s->errors, cap * sizeof(*s->errors));
+	return run->lba + run->count == e->lba && run->kind == e->kind && run->tag == e->tag &&
+	       run->tag_known == e->tag_known && run->err == e->err && run->device_status == e->device_status &&
+	       run->partno == e->partno && (e->kind != INTEGRITY_SCRUB_ERR_TAG || run->found == e->found);
+}
+
+int scrub_errors_add(struct scrub_errors *l, const struct integrity_scrub_error *e)
+{
+	/* A block failing two checks interleaves two runs: look a few back. */
+	for (size_t i = l->n, k = 0; i > 0 && k < 4; i--, k++)
+		if (extends(&l->v[i - 1], e)) {
+			l->v[i - 1].count += e->count;
+			return 0;
+		}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		if (cap < l->cap || cap > SIZE_MAX / sizeof(*l->v))
+			return -ENOMEM;
+		void *v = realloc(l->v, cap * sizeof(*l->v));
 		if (!v)
 			return -ENOMEM;
-		s->errors = v;
-		s->errors_cap = cap;
+		l->v = v;
+		l->cap = cap;
 	}
-	s->errors[s->nerrors++] = *e;
-	if (e->kind == INTEGRITY_SCRUB_ERR_IO)
-		s->progress.io_errors++;
-	if (s->cb && s->cb->error)
-		s->cb->error(s->cb->data, e);
+	l->v[l->n++] = *e;
+	return 0;
+}
+
+void scrub_errors_clear(struct scrub_errors *l)
+{
+	l->n = 0;
+}
+
+uint64_t scrub_errors_blocks(const struct scrub_errors *l, bool io_only)
+{
+	uint64_t blocks = 0, last_end = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct integrity_scrub_error *e = &l->v[i];
+		if (io_only && e->kind != INTEGRITY_SCRUB_ERR_IO)
+			continue;
+		uint64_t from = e->lba > last_end ? e->lba : last_end, end = e->lba + e->count;
+		if (end > from)
+			blocks += end - from;
+		if (end > last_end)
+			last_end = end;
+	}
+	return blocks;
+}
+
+/* Split a run at partition boundaries and name each piece's partition. */
+static int ledger_add(struct integrity_scrub *s, const struct integrity_scrub_error *in)
+{
+	struct integrity_scrub_error e = *in;
+	uint64_t end = in->lba + in->count;
+
+	while (e.lba < end) {
+		uint64_t stop = end;
+		e.partno = 0;
+		e.part_offset = 0;
+		for (size_t i = 0; i < s->nparts; i++) {
+			const struct scrub_partition *p = &s->parts[i];
+			if (e.lba >= p->start && e.lba < p->start + p->length) {
+				e.partno = p->partno;
+				e.part_offset = e.lba - p->start;
+				if (p->start + p->length < stop)
+					stop = p->start + p->length;
+			} else if (p->start > e.lba && p->start < stop) {
+				stop = p->start;
+			}
+		}
+		e.count = stop - e.lba;
+		int r = scrub_errors_add(&s->errors, &e);
+		if (r < 0)
+			return r;
+		if (s->cb && s->cb->error)
+			s->cb->error(s->cb->data, &e);
+		e.lba = stop;
+		e.expected = e.found = 0;
+	}
+	return 0;
+}
+
+/* The one place where results are recorded and progress moves. */
+static int take_result(struct integrity_scrub *s, const struct scrub_req *q)
+{
+	if (q->err < 0) {
+		if (s->backend->why[0])
+			failure(s, "%s", s->backend->why);
+		return q->err;
+	}
+	if (q->lba != s->progress.done)
+		return -EFAULT;	/* never: requests are taken in order */
+	for (size_t i = 0; i < q->bad.n; i++) {
+		int r = ledger_add(s, &q->bad.v[i]);
+		if (r < 0)
+			return r;
+	}
+	s->progress.bad_blocks += scrub_errors_blocks(&q->bad, false);
+	s->progress.io_errors += scrub_errors_blocks(&q->bad, true);
+	s->progress.blocks_checked += q->nblocks;
+	s->progress.bytes_checked += q->bytes;
+	s->progress.done = q->lba + q->nblocks;
 	return 0;
 }
 
@@ -144,82 +299,122 @@ static int load_partitions(struct integrity_scrub *s, const struct integrity_dev
 	return r < 0 ? r : 0;
 }
 
-static int open_device_target(struct integrity_scrub *s, const struct integrity_scrub_params *p)
+static bool nvme_has_pi(const struct integrity_nvme_info *ni)
 {
-	struct integrity_device *dev;
-	struct integrity_kernel_state st;
-	int r = integrity_device_new(s->ctx, p->target, &dev);
-
-	if (r < 0)
-		return r;
-	s->dev = dev;
-	integrity_device_kernel_state(dev, &st);
-	s->block_size = dev->lbs ? dev->lbs : 512;
-	s->blocks = dev->size / s->block_size;
-	r = device_identity(dev, s->identity, sizeof(s->identity));
-	if (r < 0)
-		return r;
-	if (dev->partno) {
-		uint64_t start;
-		if (sysfs_read_u64(dev->dir, "start", &start) == 0)
-			s->lba_base = start * 512 / s->block_size;
-	}
-	r = load_partitions(s, dev);
-	if (r < 0)
-		return r;
-
-	bool has_pi = strcmp(st.format, "none") != 0 && strcmp(st.format, "nop") != 0;
-	snprintf(s->protection, sizeof(s->protection), "%s", has_pi ? st.format : "none");
-	if (p->pi.profile) {
-		/* PI described by hand: data and metadata read from here. */
-		snprintf(s->protection, sizeof(s->protection), "%s",
-			 integrity_profile_name(p->pi.profile));
-		s->method = INTEGRITY_SCRUB_HOST;
-		return 0;
-	}
-	s->method = p->method;
-	if (s->method == INTEGRITY_SCRUB_AUTO)
-		s->method = scrub_auto_method(s, dev, &st);
-	switch (s->method) {
-	case INTEGRITY_SCRUB_KERNEL:
-		if (has_pi && st.read_verify == 0)
-			return -ENOTRECOVERABLE;
-		return 0;
-	case INTEGRITY_SCRUB_DEVICE:
-	case INTEGRITY_SCRUB_HOST:
-		return scrub_passthrough_open(s, dev, p);
-	default:
-		return -EINVAL;
-	}
+	return (ni->dps & 7) != 0 && ni->lbaf[ni->format_index].metadata_size > 0;
 }
 
-static int open_image_target(struct integrity_scrub *s, const struct integrity_scrub_params *p,
-			     const struct stat *st)
+static const struct integrity_profile *nvme_profile(unsigned guard_bits, unsigned type)
 {
-	char real[PATH_MAX];
+	enum integrity_guard g = guard_bits == 64 ? INTEGRITY_GUARD_CRC64
+			       : guard_bits == 32 ? INTEGRITY_GUARD_CRC32C : INTEGRITY_GUARD_CRC16;
+	return integrity_profile_find(g, type);
+}
 
-	if (!p->pi.profile)
-		return -ENOMEDIUM;	/* an image needs its protection described */
-	if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
-		return -EOPNOTSUPP;
-	s->method = INTEGRITY_SCRUB_HOST;
-	if (!realpath(p->target, real))
-		return -errno;
-	if (path_printf(s->identity, sizeof(s->identity), "file:%s", real) < 0)
+/* The whole disk, for pass-through: opened by name, then checked to be the
+ * disk the target's device number belongs to. */
+static int open_disk(struct integrity_scrub *s, const struct integrity_device *dev)
+{
+	char path[PATH_MAX], num[32];
+	unsigned maj, min;
+	struct stat st;
+
+	if (!dev->partno) {
+		s->disk_fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+		return s->disk_fd < 0 ? -errno : 0;
+	}
+	if (sysfs_read(dev->diskdir, "dev", num, sizeof(num)) <= 0 || sscanf(num, "%u:%u", &maj, &min) != 2)
+		return -ENODEV;
+	if (path_printf(path, sizeof(path), "/dev/%s", dev->disk) < 0)
 		return -ENAMETOOLONG;
-	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
-	s->image_size = (uint64_t)st->st_size;
+	s->disk_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (s->disk_fd < 0)
+		return -errno;
+	if (fstat(s->disk_fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(maj, min))
+		return -ENODEV;
 	return 0;
 }
 
-/* Set up reading data (and metadata) for the host method with PI described
- * by hand, and for the kernel method. */
-static int open_read_path(struct integrity_scrub *s, const struct integrity_scrub_params *p,
-			  bool is_blockdev)
+static int open_passthrough(struct integrity_scrub *s, const struct integrity_device *dev)
 {
+	struct scrub_passthrough_params pp = {
+		.lba_base = s->lba_base,
+		.app_tag = s->params.pi.app_tag,
+		.app_mask = s->params.pi.app_mask,
+		.host = s->method == INTEGRITY_SCRUB_HOST,
+	};
+	bool nvme = strcmp(dev->transport, "nvme") == 0;
 	int r;
 
-	if (s->method == INTEGRITY_SCRUB_HOST && p->pi.profile) {
+	if (!nvme && !(s->method == INTEGRITY_SCRUB_DEVICE && strcmp(dev->transport, "scsi") == 0))
+		return -EOPNOTSUPP;
+	r = open_disk(s, dev);
+	if (r < 0) {
+		failure(s, "cannot open the whole disk /dev/%s for pass-through: %s", dev->disk, strerror(-r));
+		return r;
+	}
+	pp.fd = s->disk_fd;
+	pp.nvme = nvme;
+	pp.lbs = s->block_size;
+	uint32_t io_blocks = s->params.io_size ? s->params.io_size / s->block_size : DEFAULT_IO_SIZE / s->block_size;
+	if (!nvme) {
+		pp.max_blocks = io_blocks ? io_blocks : 1;
+		return scrub_backend_passthrough_new(&s->backend, &pp);
+	}
+
+	struct integrity_nvme_info ni;
+	r = integrity_device_nvme_info(dev, &ni);
+	if (r < 0)
+		return r;
+	const struct integrity_nvme_lba_format *f = &ni.lbaf[ni.format_index];
+	pp.nsid = ni.nsid;
+	pp.ms = f->metadata_size;
+	pp.extended_lba = ni.extended_lba;
+	pp.pi_type = ni.dps & 7;
+	pp.guard_bits = f->guard_bits;
+	if (!nvme_has_pi(&ni) || pp.pi_type > 3)
+		return -EOPNOTSUPP;	/* nothing for the device to check */
+	if (f->data_size != s->block_size)
+		return -EPROTO;
+	const struct integrity_profile *prof = nvme_profile(pp.guard_bits, pp.pi_type);
+	if (!prof)
+		return -EOPNOTSUPP;
+	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(prof));
+
+	uint32_t io = s->params.io_size ? s->params.io_size : DEFAULT_IO_SIZE;
+	uint32_t max_bytes = ni.max_transfer && ni.max_transfer < io ? ni.max_transfer : io;
+	uint32_t per = pp.host ? max_bytes / (f->data_size + (ni.extended_lba ? pp.ms : 0)) : NVME_MAX_BLOCKS;
+	/* Less than a page of separate metadata per command: Debian's 6.12
+	 * corrupts user memory when a pass-through metadata buffer reaches a
+	 * whole page (seen under QEMU; 2 KiB is safe there). */
+	if (pp.host && !ni.extended_lba && per > MAX_PASSTHROUGH_METADATA / pp.ms)
+		per = MAX_PASSTHROUGH_METADATA / pp.ms;
+	pp.max_blocks = per ? (per > NVME_MAX_BLOCKS ? NVME_MAX_BLOCKS : per) : 1;
+	if (pp.host) {
+		struct integrity_pi_params p = {
+			.profile = prof,
+			.interval = f->data_size,
+			.metadata_size = pp.ms,
+			.pi_position = (ni.dps & 8) ? INTEGRITY_PI_FIRST : INTEGRITY_PI_LAST,
+			.layout = ni.extended_lba ? INTEGRITY_LAYOUT_DIF : INTEGRITY_LAYOUT_DIX,
+			.app_tag = s->params.pi.app_tag,
+			.app_mask = s->params.pi.app_mask,
+		};
+		r = integrity_pi_ctx_new(&s->pi, &p);
+		if (r < 0)
+			return r;
+		pp.pi = s->pi;
+	}
+	return scrub_backend_passthrough_new(&s->backend, &pp);
+}
+
+/* The kernel and hand-described host methods: reads through the kernel. */
+static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32_t lbs)
+{
+	const struct integrity_scrub_params *p = &s->params;
+	int r;
+
+	if (p->pi.profile) {
 		struct integrity_pi_params pi = p->pi;
 		pi.layout = p->pi_file ? INTEGRITY_LAYOUT_DIX : INTEGRITY_LAYOUT_DIF;
 		if (!pi.interval)
@@ -230,10 +425,9 @@ static int open_read_path(struct integrity_scrub *s, const struct integrity_scru
 		s->stride = integrity_pi_data_stride(s->pi);
 		s->md_size = p->pi_file ? integrity_pi_metadata_size(s->pi) : 0;
 		s->block_size = pi.interval;
-		uint64_t bytes = is_blockdev ? s->dev->size : s->image_size;
-		if (bytes % s->stride)
+		if (s->size % s->stride)
 			return -EBADMSG;	/* not a whole number of blocks */
-		s->blocks = bytes / s->stride;
+		s->blocks = s->size / s->stride;
 		s->lba_base = 0;
 		s->seed = pi.seed;
 		if (p->pi_file) {
@@ -250,16 +444,244 @@ static int open_read_path(struct integrity_scrub *s, const struct integrity_scru
 		s->stride = s->block_size;
 	}
 
-	/* O_DIRECT where every request is aligned: block devices, and files
-	 * whose blocks are whole pages. */
-	int flags = O_RDONLY | O_CLOEXEC;
-	if (is_blockdev || s->stride % ALIGNMENT == 0)
-		flags |= O_DIRECT;
-	s->fd = open(p->target, flags);
-	if (s->fd < 0 && errno == EINVAL && (flags & O_DIRECT))
-		s->fd = open(p->target, flags & ~O_DIRECT);
-	if (s->fd < 0)
+	/* O_DIRECT where every request is aligned: on a block device, blocks
+	 * that are whole logical blocks (a 520-byte DIF stride is not); in a
+	 * file, whole pages.  Set on the descriptor already open. */
+	bool aligned = is_blockdev ? s->stride % lbs == 0 : s->stride % ALIGNMENT == 0;
+	if (aligned) {
+		int fl = fcntl(s->fd, F_GETFL);
+		if (fl >= 0 && fcntl(s->fd, F_SETFL, fl | O_DIRECT) < 0 && is_blockdev)
+			return -errno;
+	}
+	uint64_t per = (p->io_size ? p->io_size : DEFAULT_IO_SIZE) / s->stride;
+	struct scrub_read_params rp = {
+		.fd = s->fd,
+		.md_fd = s->md_fd,
+		.stride = s->stride,
+		.md_size = s->md_size,
+		.pi = s->pi,
+		.lba_base = p->pi.profile ? s->seed : s->lba_base,
+		.depth = s->params.queue_depth ? s->params.queue_depth : DEFAULT_QUEUE_DEPTH,
+		.max_blocks = per ? (uint32_t)per : 1,
+		.engine = p->io_engine,
+	};
+	if (rp.depth > MAX_QUEUE_DEPTH)
+		rp.depth = MAX_QUEUE_DEPTH;
+	r = scrub_backend_read_new(&s->backend, &rp);
+	if (r < 0 && p->io_engine == INTEGRITY_SCRUB_IO_URING)
+		failure(s, "io_uring is not available here: %s", strerror(-r));
+	return r;
+}
+
+static int open_device_target(struct integrity_scrub *s, const struct stat *st)
+{
+	const struct integrity_scrub_params *p = &s->params;
+	struct integrity_device *dev;
+	struct integrity_kernel_state ks;
+	char devnum[32];
+
+	/* Found from the descriptor's device number, never by name again. */
+	snprintf(devnum, sizeof(devnum), "%u:%u", major(st->st_rdev), minor(st->st_rdev));
+	int r = integrity_device_new(s->ctx, devnum, &dev);
+	if (r < 0)
+		return r;
+	s->dev = dev;
+	integrity_device_kernel_state(dev, &ks);
+	s->block_size = dev->lbs ? dev->lbs : 512;
+	s->size = dev->size;
+	s->blocks = dev->size / s->block_size;
+	r = scrub_device_identity(dev, s->fd, s->identity, sizeof(s->identity));
+	if (r < 0)
+		return r;
+	if (dev->partno) {
+		uint64_t start;
+		if (sysfs_read_u64(dev->dir, "start", &start) == 0)
+			s->lba_base = start * 512 / s->block_size;
+	}
+	r = load_partitions(s, dev);
+	if (r < 0)
+		return r;
+
+	bool has_pi = strcmp(ks.format, "none") != 0 && strcmp(ks.format, "nop") != 0;
+	snprintf(s->protection, sizeof(s->protection), "%s", has_pi ? ks.format : "none");
+	if (p->pi.profile) {
+		/* PI described by hand: data and metadata read from here. */
+		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
+		if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
+			return -EOPNOTSUPP;
+		s->method = INTEGRITY_SCRUB_HOST;
+		return open_read_backend(s, true, s->block_size);
+	}
+
+	struct integrity_nvme_info ni;
+	bool nvme_pi = strcmp(dev->transport, "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
+		       nvme_has_pi(&ni);
+	s->method = p->method;
+	if (s->method == INTEGRITY_SCRUB_AUTO) {
+		/* NVMe with PI: the host method checks every tag and names the
+		 * one that failed, whatever profile the kernel registered (6.1
+		 * registers none when the PI sits last in a larger metadata
+		 * area).  When it cannot be used here, say why. */
+		if (nvme_pi) {
+			s->method = INTEGRITY_SCRUB_HOST;
+			r = open_passthrough(s, dev);
+			if (r == 0)
+				return 0;
+			note(s, "method auto: the host method is not usable (%s); using the kernel method",
+			     s->failure[0] ? s->failure : strerror(-r));
+			s->failure[0] = '\0';
+			if (s->disk_fd >= 0)
+				close(s->disk_fd);
+			s->disk_fd = -1;
+			integrity_pi_ctx_free(s->pi);
+			s->pi = NULL;
+		}
+		s->method = INTEGRITY_SCRUB_KERNEL;
+	}
+	switch (s->method) {
+	case INTEGRITY_SCRUB_KERNEL:
+		if (has_pi && ks.read_verify == 0)
+			return -ENOTRECOVERABLE;
+		return open_read_backend(s, true, s->block_size);
+	case INTEGRITY_SCRUB_DEVICE:
+	case INTEGRITY_SCRUB_HOST:
+		return open_passthrough(s, dev);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int open_image_target(struct integrity_scrub *s, const struct stat *st)
+{
+	const struct integrity_scrub_params *p = &s->params;
+	char real[PATH_MAX];
+
+	if (!p->pi.profile)
+		return -ENOMEDIUM;	/* an image needs its protection described */
+	if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
+		return -EOPNOTSUPP;
+	s->method = INTEGRITY_SCRUB_HOST;
+	if (!realpath(p->target, real))
 		return -errno;
+	if (path_printf(s->identity, sizeof(s->identity), "file:%s", real) < 0)
+		return -ENAMETOOLONG;
+	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
+	s->size = (uint64_t)st->st_size;
+	return open_read_backend(s, false, 0);
+}
+
+/* -------------------------------------------------------------- the state */
+
+/* One scrub per target: a lock beside its checkpoint, held until freed. */
+static int lock_target(struct integrity_scrub *s)
+{
+	char path[PATH_MAX + 8], pid[32];
+
+	if (path_printf(path, sizeof(path), "%s.lock", s->state_path) < 0)
+		return -ENAMETOOLONG;
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (s->lock_fd < 0) {
+		int r = -errno;
+		failure(s, "cannot open the lock file %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (!s->params.wait) {
+			ssize_t n = pread(s->lock_fd, pid, sizeof(pid) - 1, 0);
+			pid[n > 0 ? n : 0] = '\0';
+			s->busy_pid = atoi(pid);
+			return -EBUSY;
+		}
+		/* A signal while waiting stops the wait: the caller is stopping. */
+		if (flock(s->lock_fd, LOCK_EX) < 0)
+			return -errno;
+	}
+	s->locked = true;
+	/* The PID is for the message of a second scrub; the lock holds
+	 * without it (a full file system). */
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(s->lock_fd, 0) == 0 && pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
+		(void)ftruncate(s->lock_fd, 0);
+	return 0;
+}
+
+static void fill_checkpoint(const struct integrity_scrub *s, struct scrub_checkpoint *cp, const char *status)
+{
+	memset(cp, 0, sizeof(*cp));
+	snprintf(cp->identity, sizeof(cp->identity), "%s", s->identity);
+	snprintf(cp->target, sizeof(cp->target), "%s", s->target);
+	snprintf(cp->method, sizeof(cp->method), "%s", integrity_scrub_method_name(s->method));
+	snprintf(cp->protection, sizeof(cp->protection), "%s", s->protection);
+	snprintf(cp->status, sizeof(cp->status), "%s", status);
+	cp->block_size = s->block_size;
+	cp->blocks = s->blocks;
+	cp->progress = s->progress;
+	cp->started = (int64_t)s->started_wall;
+	cp->updated = (int64_t)time(NULL);
+	cp->errors = s->errors;	/* borrowed */
+}
+
+static int save_checkpoint(struct integrity_scrub *s, const char *status)
+{
+	struct scrub_checkpoint cp;
+
+	fill_checkpoint(s, &cp, status);
+	int r = scrub_checkpoint_write(s->state_path, &cp);
+	if (r < 0)
+		failure(s, "cannot write the checkpoint %s: %s", s->state_path, strerror(-r));
+	return r;
+}
+
+static int load_checkpoint(struct integrity_scrub *s)
+{
+	struct scrub_checkpoint cp;
+	char why[256], aside[PATH_MAX + 16];
+	int r = scrub_checkpoint_read(s->state_path, &cp, true, why, sizeof(why));
+
+	if (r == -ENOENT)
+		return 0;
+	if (r == -EBADMSG) {
+		if (path_printf(aside, sizeof(aside), "%s.invalid", s->state_path) == 0 &&
+		    rename(s->state_path, aside) == 0)
+			note(s, "the checkpoint %s is not valid (%s): set aside as %s; starting from the beginning",
+			     s->state_path, why, aside);
+		else
+			note(s, "the checkpoint %s is not valid (%s); starting from the beginning", s->state_path, why);
+		return 0;
+	}
+	if (r < 0) {
+		note(s, "cannot read the checkpoint %s (%s); starting from the beginning", s->state_path,
+		     strerror(-r));
+		return 0;
+	}
+	const char *mismatch = NULL;
+	if (strcmp(cp.identity, s->identity) != 0)
+		mismatch = "it is another device's";
+	else if (cp.blocks != s->blocks)
+		mismatch = "the capacity changed";
+	else if (cp.block_size != s->block_size)
+		mismatch = "the block size changed";
+	else if (strcmp(cp.protection, s->protection) != 0)
+		mismatch = "the protection format changed";
+	else if (strcmp(cp.method, integrity_scrub_method_name(s->method)) != 0)
+		mismatch = "it was made with another method";
+	else if (cp.progress.start != s->progress.start || cp.progress.end != s->progress.end)
+		mismatch = "it covers another range";
+	if (mismatch) {
+		note(s, "discarded the checkpoint in %s: %s (method %s there); starting from the beginning",
+		     s->state_path, mismatch, cp.method);
+	} else if (strcmp(cp.status, "complete") != 0) {
+		s->progress = cp.progress;
+		s->errors = cp.errors;
+		memset(&cp.errors, 0, sizeof(cp.errors));
+		s->elapsed_before = cp.progress.elapsed;
+		s->started_wall = (time_t)cp.started;
+		note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
+		     s->progress.end, s->state_path);
+	}
+	scrub_checkpoint_free(&cp);
 	return 0;
 }
 
@@ -273,30 +695,37 @@ INTEGRITY_EXPORT int integrity_scrub_new(struct integrity_scrub **sp, struct int
 	*sp = NULL;
 	if (!p->target)
 		return -EINVAL;
-	if (stat(p->target, &st) < 0)
-		return -errno;
-	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
-		return -ENOTBLK;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->ctx = ctx;
-	s->fd = s->md_fd = s->pt_fd = -1;
+	s->fd = s->md_fd = s->disk_fd = s->lock_fd = -1;
 	s->params = *p;
-	s->io_size = p->io_size ? p->io_size : DEFAULT_IO_SIZE;
-	s->queue_depth = p->queue_depth ? p->queue_depth : DEFAULT_QUEUE_DEPTH;
-	if (s->queue_depth > MAX_QUEUE_DEPTH)
-		s->queue_depth = MAX_QUEUE_DEPTH;
 	s->checkpoint_interval = p->checkpoint_interval > 0 ? p->checkpoint_interval : 2.0;
-
-	r = S_ISBLK(st.st_mode) ? open_device_target(s, p) : open_image_target(s, p, &st);
-	if (r == 0 && s->pt_fd < 0)
-		r = open_read_path(s, p, S_ISBLK(st.st_mode));
+	if (path_printf(s->target, sizeof(s->target), "%s", p->target) < 0) {
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	s->params.target = s->target;
+	/* Opened once; everything after trusts this descriptor. */
+	/* Not O_NONBLOCK: io_uring reads of such a descriptor may fail with
+	 * EAGAIN instead of waiting (seen on 6.1). */
+	s->fd = open(p->target, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
+		r = -ENOTBLK;
+		goto fail;
+	}
+	r = S_ISBLK(st.st_mode) ? open_device_target(s, &st) : open_image_target(s, &st);
 	if (r < 0)
 		goto fail;
 
 	/* The range, in blocks of the target. */
-	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start)) {
+	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start) ||
+	    p->range_start == s->blocks) {
 		r = -ERANGE;
 		goto fail;
 	}
@@ -304,11 +733,18 @@ INTEGRITY_EXPORT int integrity_scrub_new(struct integrity_scrub **sp, struct int
 	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
 	s->progress.done = s->progress.start;
 	if (p->state_dir) {
-		r = checkpoint_path(s, p->state_dir);
+		r = scrub_checkpoint_path(s->state_path, sizeof(s->state_path), p->state_dir, s->identity);
+		if (r == 0)
+			r = lock_target(s);
+		if (r == -EBUSY) {
+			*sp = s;
+			return r;
+		}
 		if (r < 0)
 			goto fail;
+		scrub_checkpoint_remove_temporaries(s->state_path);
 		if (!p->restart) {
-			r = checkpoint_load(s);
+			r = load_checkpoint(s);
 			if (r < 0)
 				goto fail;
 		}
@@ -325,206 +761,62 @@ INTEGRITY_EXPORT void integrity_scrub_free(struct integrity_scrub *s)
 {
 	if (!s)
 		return;
+	if (s->backend)
+		s->backend->ops->free(s->backend);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->md_fd >= 0)
 		close(s->md_fd);
-	if (s->pt_fd >= 0)
-		close(s->pt_fd);
-	scrub_passthrough_free(s);
+	if (s->disk_fd >= 0)
+		close(s->disk_fd);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	integrity_pi_ctx_free(s->pi);
 	integrity_device_free(s->dev);
 	free(s->parts);
-	free(s->errors);
+	free(s->errors.v);
 	free(s);
 }
 
-/* --------------------------------------------------------------- reading */
+/* ------------------------------------------------------------- the walk */
 
-struct slot {
-	uint64_t lba;		/* first block, target-relative */
-	uint32_t nblocks;
-	uint8_t *data;
-	uint8_t *md;
-	int pending;		/* requests not yet completed */
-	int res;		/* first failure, -errno, or 0 */
-};
-
-static int read_full(int fd, void *buf, size_t len, uint64_t off)
+static bool stop_asked(struct integrity_scrub *s)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;
-		done += (size_t)n;
-	}
-	return 0;
+	if (s->cb && s->cb->should_stop && s->cb->should_stop(s->cb->data))
+		s->stop_requested = true;
+	return s->stop_requested;
 }
 
-static size_t slot_data_bytes(const struct integrity_scrub *s, const struct slot *sl)
-{
-	return (size_t)sl->nblocks * s->stride;
-}
-
-/* Read one range synchronously: for the plain path and for narrowing. */
-static int read_range(struct integrity_scrub *s, uint64_t lba, uint32_t n, void *data, void *md)
-{
-	int r = read_full(s->fd, data, (size_t)n * s->stride, lba * s->stride);
-
-	if (r == 0 && md)
-		r = read_full(s->md_fd, md, (size_t)n * s->md_size, lba * s->md_size);
-	return r;
-}
-
-/* A failed read: bisect down to the blocks that cannot be read. */
-static int narrow_read_failure(struct integrity_scrub *s, uint64_t lba, uint32_t n, void *data,
-			       void *md, int err)
-{
-	if (s->stop_requested)
-		return 0;
-	if (n == 1) {
-		struct integrity_scrub_error e = {
-			.lba = s->lba_base + lba,
-			.kind = err == -EILSEQ ? INTEGRITY_SCRUB_ERR_PROTECTION : INTEGRITY_SCRUB_ERR_IO,
-			.err = -err,
-		};
-		s->chunk_bad++;
-		return scrub_record(s, &e);
-	}
-	uint32_t half = n / 2;
-	for (int side = 0; side < 2; side++) {
-		uint64_t l = side ? lba + half : lba;
-		uint32_t m = side ? n - half : half;
-		int r = read_range(s, l, m, data, md);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0) {
-			r = narrow_read_failure(s, l, m, data, md, r);
-			if (r < 0)
-				return r;
-		} else if (s->pi) {
-			r = scrub_verify(s, l, m, data, md);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
-/* Verify blocks read for the host method; record every bad one. */
-int scrub_verify(struct integrity_scrub *s, uint64_t lba, uint32_t n, const void *data,
-		 const void *md)
-{
-	struct integrity_pi_error errs[64];
-	uint64_t done = 0;
-
-	while (done < n) {
-		/* Verify in pieces, so that errs never overflows. */
-		uint32_t piece = n - done > 21 ? 21 : (uint32_t)(n - done);
-		const uint8_t *d = (const uint8_t *)data + done * s->stride;
-		const uint8_t *m = md ? (const uint8_t *)md + done * s->md_size : NULL;
-		int64_t bad = integrity_pi_verify(s->pi, d, m, piece, lba + done, errs, ARRAY_SIZE(errs),
-						  false);
-		if (bad < 0)
-			return (int)bad;
-		uint64_t last = UINT64_MAX;
-		for (int64_t i = 0; i < bad; i++) {
-			struct integrity_scrub_error e = {
-				.lba = errs[i].lba,
-				.kind = INTEGRITY_SCRUB_ERR_TAG,
-				.tag = errs[i].tag,
-				.expected = errs[i].expected,
-				.found = errs[i].found,
-			};
-			if (errs[i].block != last)
-				s->chunk_bad++;
-			last = errs[i].block;
-			int r = scrub_record(s, &e);
-			if (r < 0)
-				return r;
-		}
-		done += piece;
-	}
-	return 0;
-}
-
-static int process_slot(struct integrity_scrub *s, struct slot *sl)
-{
-	int r = 0;
-
-	s->chunk_bad = 0;
-	if (sl->res < 0) {
-		r = narrow_read_failure(s, sl->lba, sl->nblocks, sl->data, sl->md, sl->res);
-		/* A failure that does not repeat is still reported, at the first
-		 * block of the request that failed. */
-		if (r == 0 && !s->chunk_bad && !s->stop_requested) {
-			struct integrity_scrub_error e = {
-				.lba = s->lba_base + sl->lba,
-				.kind = sl->res == -EILSEQ ? INTEGRITY_SCRUB_ERR_PROTECTION : INTEGRITY_SCRUB_ERR_IO,
-				.err = -sl->res,
-			};
-			s->chunk_bad++;
-			r = scrub_record(s, &e);
-		}
-	}
-	else if (s->pi)
-		r = scrub_verify(s, sl->lba, sl->nblocks, sl->data, sl->md);
-	if (r < 0)
-		return r;
-	s->progress.bad_blocks += s->chunk_bad;
-	s->progress.blocks_checked += sl->nblocks;
-	s->progress.bytes_checked += slot_data_bytes(s, sl) + (uint64_t)sl->nblocks * s->md_size;
-	s->progress.done = sl->lba + sl->nblocks;
-	return 0;
-}
-
-/* ------------------------------------------------------------ the walk */
-
-static uint32_t blocks_per_request(const struct integrity_scrub *s)
-{
-	uint64_t n = s->io_size / s->stride;
-	return n ? (uint32_t)n : 1;
-}
-
-/* Sleep as long as the rate limit asks, in short steps so that a stop
- * request is seen quickly. */
-void scrub_throttle(struct integrity_scrub *s, uint64_t bytes_submitted)
+/* Before a request of `bytes`: sleep as long as --rate asks, in short steps
+ * so that a stop request is seen quickly.  Every method's bytes count. */
+static void throttle(struct integrity_scrub *s, uint64_t bytes)
 {
 	if (!s->params.rate)
 		return;
 	for (;;) {
-		double due = s->rate_origin + (double)(bytes_submitted - s->rate_bytes) / (double)s->params.rate;
-		double now = scrub_now(), wait = due - now;
+		double due = s->rate_origin + (double)s->rate_counted / (double)s->params.rate;
+		double now = now_monotonic(), wait = due - now;
 		/* Behind by more than a second (a slow device, a stall): start
 		 * counting again from here rather than catch up in a burst, so the
 		 * rate holds over any window, not only on average since the start. */
 		if (wait < -1.0) {
 			s->rate_origin = now;
-			s->rate_bytes = bytes_submitted;
-			return;
+			s->rate_counted = 0;
+			break;
 		}
-		if (wait <= 0 || s->stop_requested)
-			return;
+		if (wait <= 0 || stop_asked(s))
+			break;
 		if (wait > 0.1)
 			wait = 0.1;
 		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
 		nanosleep(&ts, NULL);
-		if (s->cb && s->cb->should_stop && s->cb->should_stop(s->cb->data))
-			s->stop_requested = true;
 	}
+	s->rate_counted += bytes;
 }
 
 static void update_elapsed(struct integrity_scrub *s)
 {
-	double now = scrub_now();
-
-	s->progress.run_elapsed = now - s->run_started;
+	s->progress.run_elapsed = now_monotonic() - s->run_started;
 	s->progress.elapsed = s->elapsed_before + s->progress.run_elapsed;
 }
 
@@ -534,168 +826,88 @@ static int between_requests(struct integrity_scrub *s)
 	update_elapsed(s);
 	if (s->cb && s->cb->progress)
 		s->cb->progress(s->cb->data, &s->progress);
-	if (s->cb && s->cb->should_stop && s->cb->should_stop(s->cb->data))
-		s->stop_requested = true;
+	stop_asked(s);
 	if (s->params.duration > 0 && s->progress.run_elapsed >= s->params.duration)
 		s->out_of_time = true;
-	if (s->state_path[0] && scrub_now() - s->last_checkpoint >= s->checkpoint_interval) {
-		int r = checkpoint_save(s, "running");
+	if (s->state_path[0] && now_monotonic() - s->last_checkpoint >= s->checkpoint_interval) {
+		int r = save_checkpoint(s, "running");
 		if (r < 0)
 			return r;
-		s->last_checkpoint = scrub_now();
+		s->last_checkpoint = now_monotonic();
 	}
 	return 0;
 }
 
-static void slots_free(struct slot *slots, unsigned n)
+static uint32_t request_blocks(const struct integrity_scrub *s)
 {
-	for (unsigned i = 0; i < n; i++) {
-		free(slots[i].data);
-		free(slots[i].md);
+	const struct scrub_backend *b = s->backend;
+	uint64_t per = b->max_blocks;
+
+	if (s->params.rate && b->bytes_per_block) {
+		uint64_t slice = s->params.rate / RATE_SLICES / b->bytes_per_block;
+		if (slice < per)
+			per = slice ? slice : 1;
 	}
+	return (uint32_t)per;
 }
 
-static int slots_alloc(struct integrity_scrub *s, struct slot *slots, unsigned n, uint32_t per)
+static int walk(struct integrity_scrub *s)
 {
-	for (unsigned i = 0; i < n; i++) {
-		if (posix_memalign((void **)&slots[i].data, ALIGNMENT, (size_t)per * s->stride))
-			return -ENOMEM;
-		if (s->md_size && posix_memalign((void **)&slots[i].md, ALIGNMENT, (size_t)per * s->md_size))
-			return -ENOMEM;
-	}
-	return 0;
-}
+	struct scrub_backend *b = s->backend;
+	struct scrub_req reqs[MAX_QUEUE_DEPTH];
+	unsigned depth = b->depth > MAX_QUEUE_DEPTH ? MAX_QUEUE_DEPTH : b->depth, head = 0, inflight = 0;
+	uint32_t per = request_blocks(s);
+	uint64_t next = s->progress.done;
+	int r = 0;
 
-#ifdef HAVE_LIBURING
-static void submit_slot(struct integrity_scrub *s, struct io_uring *ring, struct slot *sl,
-			unsigned idx)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-	sl->pending = 1;
-	sl->res = 0;
-	io_uring_prep_read(sqe, s->fd, sl->data, (unsigned)slot_data_bytes(s, sl), sl->lba * s->stride);
-	io_uring_sqe_set_data64(sqe, idx << 1);
-	if (s->md_size) {
-		sqe = io_uring_get_sqe(ring);
-		sl->pending = 2;
-		io_uring_prep_read(sqe, s->md_fd, sl->md, sl->nblocks * s->md_size,
-				   sl->lba * s->md_size);
-		io_uring_sqe_set_data64(sqe, idx << 1 | 1);
-	}
-}
-
-/* Complete one CQE; a short read is finished synchronously. */
-static void complete_cqe(struct integrity_scrub *s, struct slot *slots, struct io_uring_cqe *cqe)
-{
-	uint64_t ud = io_uring_cqe_get_data64(cqe);
-	struct slot *sl = &slots[ud >> 1];
-	bool md = ud & 1;
-	size_t want = md ? (size_t)sl->nblocks * s->md_size : slot_data_bytes(s, sl);
-	int res = cqe->res;
-
-	if (res >= 0 && (size_t)res < want) {
-		int fd = md ? s->md_fd : s->fd;
-		uint8_t *buf = md ? sl->md : sl->data;
-		uint64_t off = sl->lba * (md ? s->md_size : s->stride);
-		res = read_full(fd, buf + res, want - (size_t)res, off + (uint64_t)res);
-	} else if (res > 0) {
-		res = 0;
-	}
-	if (res < 0 && sl->res == 0)
-		sl->res = res;
-	sl->pending--;
-}
-
-static int walk_uring(struct integrity_scrub *s, struct slot *slots, unsigned depth, uint32_t per)
-{
-	struct io_uring ring;
-	uint64_t next = s->progress.done, submitted_bytes = 0;
-	unsigned head = 0, inflight = 0;
-	int r = io_uring_queue_init(depth * 2, &ring, 0);
-
-	if (r < 0)
-		return r;
+	memset(reqs, 0, sizeof(reqs));
 	for (;;) {
 		/* Keep the queue full, in LBA order. */
-		while (inflight < depth && next < s->progress.end && !s->stop_requested && !s->out_of_time) {
-			struct slot *sl = &slots[(head + inflight) % depth];
-			sl->lba = next;
-			sl->nblocks = (uint32_t)(s->progress.end - next < per ? s->progress.end - next : per);
-			scrub_throttle(s, submitted_bytes);
-			submit_slot(s, &ring, sl, (head + inflight) % depth);
-			submitted_bytes += slot_data_bytes(s, sl);
-			next += sl->nblocks;
+		while (r == 0 && inflight < depth && next < s->progress.end && !s->stop_requested &&
+		       !s->out_of_time) {
+			uint32_t n = s->progress.end - next < per ? (uint32_t)(s->progress.end - next) : per;
+			throttle(s, (uint64_t)n * b->bytes_per_block);
+			if (s->stop_requested)
+				break;	/* not issued: not counted, the checkpoint stays before it */
+			unsigned idx = (head + inflight) % depth;
+			struct scrub_req *q = &reqs[idx];
+			q->lba = next;
+			q->nblocks = n;
+			q->slot = idx;
+			q->err = 0;
+			q->bytes = 0;
+			r = b->ops->submit(b, q);
+			if (r < 0)
+				break;
+			q->busy = true;
+			next += n;
 			inflight++;
 		}
 		if (!inflight)
 			break;
-		io_uring_submit(&ring);
-		/* Completions in order: the low-water mark is the head's LBA. */
-		while (slots[head].pending) {
-			struct io_uring_cqe *cqe;
-			r = io_uring_wait_cqe(&ring, &cqe);
-			if (r == -EINTR)
-				continue;
-			if (r < 0)
+		/* Results in order: the checkpoint is the head's LBA.  Requests
+		 * in flight when a stop comes are still waited for and taken. */
+		while (reqs[head].busy) {
+			struct scrub_req *q;
+			int w = b->ops->reap(b, &q);
+			if (w < 0) {
+				failure(s, "the %s queue failed: %s", b->name, strerror(-w));
+				r = r < 0 ? r : w;
 				goto out;
-			complete_cqe(s, slots, cqe);
-			io_uring_cqe_seen(&ring, cqe);
+			}
+			q->busy = false;
 		}
-		if (s->stop_requested || s->out_of_time) {
-			/* Drain: what is in flight is not processed, so not counted. */
-			for (unsigned i = 0; i < inflight; i++)
-				while (slots[(head + i) % depth].pending) {
-					struct io_uring_cqe *cqe;
-					if (io_uring_wait_cqe(&ring, &cqe) < 0)
-						break;
-					complete_cqe(s, slots, cqe);
-					io_uring_cqe_seen(&ring, cqe);
-				}
-			break;
-		}
-		r = process_slot(s, &slots[head]);
-		if (r < 0)
-			goto out;
+		if (r == 0)
+			r = take_result(s, &reqs[head]);
 		head = (head + 1) % depth;
 		inflight--;
-		r = between_requests(s);
-		if (r < 0)
-			goto out;
-	}
-	r = 0;
-out:
-	io_uring_queue_exit(&ring);
-	return r;
-}
-#endif
-
-static int walk_plain(struct integrity_scrub *s, struct slot *sl, uint32_t per)
-{
-	uint64_t submitted_bytes = 0;
-
-	while (s->progress.done < s->progress.end && !s->stop_requested && !s->out_of_time) {
-		sl->lba = s->progress.done;
-		sl->nblocks = (uint32_t)(s->progress.end - sl->lba < per ? s->progress.end - sl->lba : per);
-		scrub_throttle(s, submitted_bytes);
-		submitted_bytes += slot_data_bytes(s, sl);
-		sl->res = read_range(s, sl->lba, sl->nblocks, sl->data, sl->md);
-		int r = process_slot(s, sl);
 		if (r == 0)
 			r = between_requests(s);
-		if (r < 0)
-			return r;
 	}
-	return 0;
-}
-
-int scrub_step_done(struct integrity_scrub *s, uint64_t lba, uint32_t n, uint64_t bytes)
-{
-	s->progress.bad_blocks += s->chunk_bad;
-	s->progress.blocks_checked += n;
-	s->progress.bytes_checked += bytes;
-	s->progress.done = lba + n;
-	return between_requests(s);
+out:
+	for (unsigned i = 0; i < depth; i++)
+		free(reqs[i].bad.v);
+	return r;
 }
 
 INTEGRITY_EXPORT int integrity_scrub_run(struct integrity_scrub *s,
@@ -703,38 +915,22 @@ INTEGRITY_EXPORT int integrity_scrub_run(struct integrity_scrub *s,
 {
 	int r;
 
+	if (!s->backend || (s->state_path[0] && !s->locked))
+		return -EINVAL;
 	s->cb = cb;
 	s->stop_requested = s->out_of_time = false;
-	s->run_started = scrub_now();
+	s->run_started = now_monotonic();
 	s->rate_origin = s->run_started;
-	s->rate_bytes = 0;
+	s->rate_counted = 0;
 	s->last_checkpoint = s->run_started;
 	if (!s->started_wall)
 		s->started_wall = time(NULL);
 
-	if (s->pt_fd >= 0) {
-		r = scrub_passthrough_walk(s);
-	} else {
-		uint32_t per = blocks_per_request(s);
-		struct slot slots[MAX_QUEUE_DEPTH] = { 0 };
-		unsigned depth = s->queue_depth;
-		r = slots_alloc(s, slots, depth, per);
-#ifdef HAVE_LIBURING
-		if (r == 0) {
-			r = walk_uring(s, slots, depth, per);
-			if (r == -ENOSYS || r == -EPERM)	/* io_uring disabled here */
-				r = walk_plain(s, slots, per);
-		}
-#else
-		if (r == 0)
-			r = walk_plain(s, slots, per);
-#endif
-		slots_free(slots, depth);
-	}
+	r = walk(s);
 	update_elapsed(s);
 	bool complete = r == 0 && s->progress.done >= s->progress.end;
 	if (s->state_path[0]) {
-		int w = checkpoint_save(s, complete ? "complete" : "interrupted");
+		int w = save_checkpoint(s, complete ? "complete" : "interrupted");
 		if (r == 0 && w < 0)
 			r = w;
 	}
@@ -787,6 +983,16 @@ INTEGRITY_EXPORT const char *integrity_scrub_note(const struct integrity_scrub *
 	return s->note[0] ? s->note : NULL;
 }
 
+INTEGRITY_EXPORT const char *integrity_scrub_failure(const struct integrity_scrub *s)
+{
+	return s->failure[0] ? s->failure : NULL;
+}
+
+INTEGRITY_EXPORT int integrity_scrub_lock_holder(const struct integrity_scrub *s)
+{
+	return s->busy_pid;
+}
+
 INTEGRITY_EXPORT const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct integrity_scrub *s)
 {
 	return &s->progress;
@@ -795,6 +1001,6 @@ INTEGRITY_EXPORT const struct integrity_scrub_progress *integrity_scrub_get_prog
 INTEGRITY_EXPORT const struct integrity_scrub_error *integrity_scrub_errors(const struct integrity_scrub *s,
 									    size_t *count)
 {
-	*count = s->nerrors;
-	return s->errors;
+	*count = s->errors.n;
+	return s->errors.v;
 }

@@ -1,90 +1,164 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Scrub internals shared by scrub.c, checkpoint.c and the pass-through methods. */
+/*
+ * Scrub internals.  The engine (scrub.c) owns the ledger: the bad-block
+ * list, the counters and the checkpoint.  Methods are backends that check
+ * requests of consecutive blocks and say, per request, whether every block
+ * was verified and which were bad; they never touch the ledger.
+ */
 #ifndef LIBINTEGRITY_SCRUB_H
 #define LIBINTEGRITY_SCRUB_H
 
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 
-#include "device.h"
+#include "internal.h"
 
-struct scrub_partition {
-	unsigned partno;
-	uint64_t start;		/* whole-device LBA */
-	uint64_t length;	/* blocks */
+/* ------------------------------------------------------------ bad blocks */
+
+/* Bad blocks as ranges (lba, count) sorted by first LBA; a run of
+ * consecutive blocks failing the same way is one entry. */
+struct scrub_errors {
+	struct integrity_scrub_error *v;
+	size_t n, cap;
 };
 
-struct integrity_scrub {
-	struct integrity_context *ctx;
-	struct integrity_scrub_params params;
-	struct integrity_device *dev;		/* NULL for an image file */
-	enum integrity_scrub_method method;
-	char identity[256];
-	char protection[32];
-	char note[PATH_MAX + 256];
-	char state_path[PATH_MAX];
+/* Add one bad block or range, merged with a run it extends. */
+int scrub_errors_add(struct scrub_errors *l, const struct integrity_scrub_error *e);
+void scrub_errors_clear(struct scrub_errors *l);
+/* Blocks covered by the list (a block failing two checks counts once). */
+uint64_t scrub_errors_blocks(const struct scrub_errors *l, bool io_only);
 
-	int fd;				/* data: O_DIRECT where aligned */
-	int md_fd;			/* DIX metadata file, or -1 */
-	int pt_fd;			/* pass-through (device, host on NVMe/SCSI), or -1 */
-	struct integrity_pi_ctx *pi;	/* host verification, or NULL */
-	uint32_t block_size;		/* bytes of data per block */
-	uint32_t stride;		/* bytes of the data fd per block */
-	uint32_t md_size;		/* bytes of the metadata fd per block, 0 if none */
-	uint64_t blocks;		/* of the target */
+/* -------------------------------------------------------------- backends */
+
+struct scrub_req {
+	uint64_t lba;			/* first block, of the target */
+	uint32_t nblocks;
+	unsigned slot;			/* the backend's buffer index, < depth */
+	bool busy;			/* submitted, not yet reaped */
+	/* The result, filled by the backend: err 0 means every block of the
+	 * request was verified and the bad ones are in bad; err < 0 means no
+	 * block was (not issued, cancelled, or the method failed). */
+	int err;
+	struct scrub_errors bad;
+	uint64_t bytes;			/* bytes read or verified */
+};
+
+struct scrub_backend;
+
+struct scrub_backend_ops {
+	/* Start checking a request; a synchronous backend checks it here. */
+	int (*submit)(struct scrub_backend *b, struct scrub_req *req);
+	/* Wait for a submitted request to complete and return it.  Never gives
+	 * up while requests are in flight except on a broken queue (then the
+	 * buffers are leaked, never freed under the device). */
+	int (*reap)(struct scrub_backend *b, struct scrub_req **req);
+	void (*free)(struct scrub_backend *b);
+};
+
+struct scrub_backend {
+	const struct scrub_backend_ops *ops;
+	const char *name;		/* "pread", "io_uring", "nvme-verify", ... */
+	unsigned depth;			/* requests in flight */
+	uint32_t max_blocks;		/* per request */
+	uint32_t bytes_per_block;	/* what --rate and bytes_checked count */
+	char why[256];			/* why the method failed, for the user */
+};
+
+/* Data (and metadata) read through the kernel: pread or io_uring. */
+struct scrub_read_params {
+	int fd;				/* data */
+	int md_fd;			/* DIX metadata, or -1 */
+	uint32_t stride;		/* bytes of fd per block */
+	uint32_t md_size;		/* bytes of md_fd per block */
+	const struct integrity_pi_ctx *pi;	/* verify here, or NULL */
+	uint64_t lba_base;		/* reported LBA of block 0 (I/O errors) */
+	unsigned depth;
+	uint32_t max_blocks;
+	enum integrity_scrub_io_engine engine;
+};
+int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
+
+/* NVMe and SCSI pass-through: see scrub_passthrough.c. */
+struct scrub_passthrough_params {
+	int fd;				/* the whole disk */
+	bool nvme;
+	bool host;			/* NVMe Read with metadata, checked here */
+	uint32_t nsid;
+	uint32_t lbs, ms;		/* NVMe LBA format */
+	bool extended_lba;
+	unsigned pi_type;
+	unsigned guard_bits;
+	const struct integrity_pi_ctx *pi;	/* host method */
 	uint64_t lba_base;		/* whole-device LBA of block 0 */
-	uint64_t seed;
-	uint64_t image_size;
-	uint32_t io_size;
-	unsigned queue_depth;
-	void *pt;			/* pass-through method state */
+	uint32_t max_blocks;
+	uint16_t app_tag, app_mask;
+};
+int scrub_backend_passthrough_new(struct scrub_backend **b, const struct scrub_passthrough_params *p);
 
-	struct scrub_partition *parts;
-	size_t nparts;
+/* Host verification shared by the backends: every bad tag of n blocks. */
+int scrub_verify_blocks(const struct integrity_pi_ctx *pi, uint32_t stride, uint32_t md_size,
+			uint64_t first, uint32_t n, const void *data, const void *md,
+			struct scrub_errors *bad);
 
-	struct integrity_scrub_progress progress;
-	struct integrity_scrub_error *errors;
-	size_t nerrors, errors_cap;
-	uint64_t chunk_bad;		/* bad blocks in the request being processed */
+/* --------------------------------------------------- pass-through status */
 
-	const struct integrity_scrub_callbacks *cb;
-	double run_started;		/* monotonic */
-	double rate_origin;		/* --rate counts bytes since then */
-	uint64_t rate_bytes;		/* bytes submitted before rate_origin */
-	double elapsed_before;		/* seconds of earlier runs */
-	double last_checkpoint;
-	double checkpoint_interval;
-	time_t started_wall;
-	bool stop_requested;
-	bool out_of_time;
+enum scrub_verdict {
+	SCRUB_OK = 0,
+	SCRUB_BAD,		/* bad blocks: at lba when lba_known, else narrow down */
+	SCRUB_UNSUPPORTED,	/* the device rejected the command: not a bad block */
+	SCRUB_RETRY,		/* transient: try again, then an I/O error */
+	SCRUB_FAILED,		/* nothing to retry: an I/O error for the range */
 };
 
-double scrub_now(void);
-/* Record a bad block (fills in its partition) and tell the caller. */
-int scrub_record(struct integrity_scrub *s, struct integrity_scrub_error *e);
-/* Sleep as long as --rate asks before submitting more. */
-void scrub_throttle(struct integrity_scrub *s, uint64_t bytes_submitted);
-/* Verify blocks read for the host method; first_block is the LBA the
- * reference tags count from (with the context's seed).  Records every bad
- * block. */
-int scrub_verify(struct integrity_scrub *s, uint64_t first_block, uint32_t n, const void *data,
-		 const void *md);
-/* For walks that do their own I/O: account n blocks from lba as checked,
- * then progress, checkpoint, stop and time-budget checks. */
-int scrub_step_done(struct integrity_scrub *s, uint64_t lba, uint32_t n, uint64_t bytes);
-void scrub_note(struct integrity_scrub *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct scrub_status {
+	enum scrub_verdict verdict;
+	enum integrity_scrub_error_kind kind;
+	enum integrity_tag tag;
+	bool tag_known;
+	bool lba_known;
+	uint64_t lba;
+	uint32_t device_status;
+	const char *what;	/* a word for the user */
+};
 
-/* checkpoint.c */
-int checkpoint_path(struct integrity_scrub *s, const char *dir);
-int checkpoint_load(struct integrity_scrub *s);
-int checkpoint_save(struct integrity_scrub *s, const char *status);
+/* From a SCSI sense buffer (sg3_utils' categories). */
+void scrub_classify_scsi_sense(const uint8_t *sense, int len, struct scrub_status *st);
+/* From a libnvme return value: NVMe status or -errno. */
+void scrub_classify_nvme(int status, struct scrub_status *st);
 
-/* scrub_passthrough.c: methods that talk to the device directly. */
-enum integrity_scrub_method scrub_auto_method(struct integrity_scrub *s,
-					      const struct integrity_device *dev,
-					      const struct integrity_kernel_state *st);
-int scrub_passthrough_open(struct integrity_scrub *s, const struct integrity_device *dev,
-			   const struct integrity_scrub_params *p);
-int scrub_passthrough_walk(struct integrity_scrub *s);
-void scrub_passthrough_free(struct integrity_scrub *s);
+/* ------------------------------------------------------------ checkpoint */
+
+/* A checkpoint's contents: what checkpoint.c reads and writes. */
+struct scrub_checkpoint {
+	char identity[256];
+	char target[PATH_MAX];
+	char method[16];
+	char protection[32];
+	char status[16];		/* running, interrupted, complete */
+	uint32_t block_size;
+	uint64_t blocks;
+	struct integrity_scrub_progress progress;
+	int64_t started, updated;
+	uint64_t nerrors;		/* error records the file announces */
+	struct scrub_errors errors;
+};
+
+/* <dir>/<identity escaped>.scrub */
+int scrub_checkpoint_path(char *buf, size_t len, const char *dir, const char *identity);
+/* Parse and check every field; -ENOENT, or -EBADMSG with why filled in. */
+int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool with_errors,
+			  char *why, size_t why_len);
+int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp);
+void scrub_checkpoint_free(struct scrub_checkpoint *cp);
+/* Remove temporaries a killed writer left beside path. */
+void scrub_checkpoint_remove_temporaries(const char *path);
+
+/* --------------------------------------------------------------- identity */
+
+struct integrity_device;
+/* What names the target for its checkpoint, from things that do not move. */
+int scrub_device_identity(const struct integrity_device *dev, int fd, char *buf, size_t len);
 
 #endif

@@ -286,7 +286,9 @@ wait_checkpoint() {
 	[ "$(jq -r .method <<<"$output")" = kernel ]
 	[ "$(jq -r .protection <<<"$output")" = none ]
 	[ "$(jq .blocks_checked <<<"$output")" -eq 16384 ]
-	[ "$(jq -r .identity <<<"$output")" = "loop:$BATS_TEST_TMPDIR/data" ]
+	# The backing file by device and inode, with offset and size limit.
+	[ "$(jq -r .identity <<<"$output")" = \
+	  "loop:$(printf %x "$(stat -c %d data)"):$(stat -c %i data):0:0:$BATS_TEST_TMPDIR/data" ]
 }
 
 @test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
@@ -305,4 +307,278 @@ wait_checkpoint() {
 	assert_failure 1
 	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = "[[$((start + 33)),\"guard\"]]" ]
 	partx -d "$loopdev"
+}
+
+# Reads of one file's bytes [FROM, TO) fail with EIO: an unreadable range
+# for the plain-read path (io_uring's reads happen in the kernel).
+build_pread_fault() {
+	command -v "${CC:-cc}" >/dev/null || skip "no C compiler for the pread fault shim"
+	cat >fault.c <<'SRC'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+ssize_t pread64(int fd, void *buf, size_t len, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	const char *ino = getenv("FAULT_INO");
+	struct stat st;
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread64");
+	if (ino && fstat(fd, &st) == 0 && st.st_ino == strtoull(ino, NULL, 10) &&
+	    off < strtoll(getenv("FAULT_TO"), NULL, 10) && off + (off_t)len > strtoll(getenv("FAULT_FROM"), NULL, 10)) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd, buf, len, off);
+}
+ssize_t pread(int fd, void *buf, size_t len, off_t off) __attribute__((alias("pread64")));
+SRC
+	"${CC:-cc}" -shared -fPIC -o fault.so fault.c -ldl
+}
+
+# Wait (bounded) for a condition, without sleeping a fixed time.
+wait_until() {
+	local i
+	for i in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# A stop that comes while --rate holds the next request back must not count
+# that request: after the resume, every bad block is in the report.
+stop_while_throttled() {
+	local engine=$1
+	build_pread_fault
+	random_file data 1048576 21
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 20 --tag guard data --pi-file pi
+	ictl -q pi inject --block 21 --tag guard data --pi-file pi
+	export FAULT_INO=$(stat -c %i data) FAULT_FROM=$((10 * 512)) FAULT_TO=$((14 * 512))
+	# Under AddressSanitizer the shim comes before its runtime: allowed.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	LD_PRELOAD=$PWD/fault.so "$INTEGRITYCTL" scrub -J --io-engine "$engine" --progress=always \
+		--state-dir "$state" --rate 4K --io-size 4K --format T10-DIF-TYPE1-CRC --pi-file pi data \
+		>first.json 2>first.err &
+	bgpid=$!
+	# The first request is done (its progress is drawn): the next one waits.
+	wait_until grep -q '%' first.err
+	kill -TERM "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 4 ] || [ "$rc" -eq 1 ]
+	[ "$(jq -r .status first.json)" = interrupted ]
+	run --separate-stderr env LD_PRELOAD="$PWD/fault.so" "$INTEGRITYCTL" scrub -J --io-engine "$engine" \
+		--state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq -r .status <<<"$output")" = complete ]
+	[ "$(jq .done <<<"$output")" -eq 2048 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+	if [ "$engine" = pread ]; then
+		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[10,4,"io"],[20,1,"tag"],[21,1,"tag"]]' ]
+		[ "$(jq .bad_blocks <<<"$output")" -eq 6 ]
+		[ "$(jq .io_errors <<<"$output")" -eq 4 ]
+	else
+		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[20,1,"tag"],[21,1,"tag"]]' ]
+	fi
+}
+
+@test "stopped while throttled (pread): the next request's unreadable blocks are found after the resume" {
+	stop_while_throttled pread
+}
+
+@test "stopped while throttled (io_uring): every bad block is found after the resume" {
+	random_file probe 4096 23
+	ictl -q pi generate probe --pi-file probe.pi
+	ictl -q scrub --no-state --io-engine uring --format T10-DIF-TYPE1-CRC --pi-file probe.pi probe ||
+		skip "io_uring is not available here"
+	stop_while_throttled uring
+}
+
+@test "--io-engine: a bad name exits 2" {
+	random_file data 65536 22
+	ictl -q pi generate data --pi-file pi
+	run ictl scrub --no-state --io-engine magic --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 2
+	for e in auto pread uring; do
+		run ictl scrub -J --no-state --io-engine $e --format T10-DIF-TYPE1-CRC --pi-file pi data
+		assert_success
+		[ "$(jq .blocks_checked <<<"$output")" -eq 128 ]
+	done
+}
+
+# ---------------------------------------------------------------- checkpoints
+
+# A state file from a short, interrupted scrub of a 2048-block image.
+interrupted_state() {
+	random_file data 1048576 30
+	ictl -q pi generate data --pi-file pi
+	ictl -q pi inject --block 1500 --tag guard data --pi-file pi
+	run ictl scrub -q --state-dir "$state" --duration 0.2s --rate 1M --io-size 64K \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 4
+	statefile=$(ls "$state"/*.scrub)
+}
+
+@test "an edited checkpoint is set aside and the scrub starts over: never 'complete' unchecked" {
+	for edit in 's/^next=.*/next=99999999/' 's/^elapsed=.*/elapsed=nan/' 's/^elapsed=.*/elapsed=1e300/' \
+		    's/^range_end=.*/range_end=999999/' 's/^version=.*/version=1/' 's/^blocks_checked=.*/blocks_checked=7/'; do
+		rm -rf "$state"
+		interrupted_state
+		sed -i "$edit" "$statefile"
+		run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+		assert_failure 1
+		[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+		[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+		[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[1500]' ]
+		[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
+		[ -f "$statefile.invalid" ]
+	done
+}
+
+@test "scrub --status never crashes on a state file, whatever it holds" {
+	interrupted_state
+	cp "$statefile" keep
+	for edit in 's/^updated=.*/updated=9223372036854775807/' 's/^updated=.*/updated=-1/' \
+		    's/^elapsed=.*/elapsed=nan/' 's/^next=.*/next=99999999/' 's/^range_start=.*/range_start=5000/' \
+		    '1d' 's/=.*/=/'; do
+		cp keep "$statefile"
+		sed -i "$edit" "$statefile"
+		run ictl scrub --status --state-dir "$state" -r -n
+		assert_success
+		assert_output --regexp "invalid"
+		run ictl scrub --status -J --state-dir "$state"
+		assert_success
+		jq -e . <<<"$output" >/dev/null
+	done
+	head -c 5000 /dev/urandom >"$statefile"
+	run ictl scrub --status --state-dir "$state"
+	assert_success
+}
+
+@test "temporaries a killed writer left beside the checkpoint are removed on the next run" {
+	interrupted_state
+	touch "$statefile.Ab12Cd" "$statefile.zzzzzz"
+	run ictl scrub -q --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ ! -e "$statefile.Ab12Cd" ]
+	[ ! -e "$statefile.zzzzzz" ]
+	[ -f "$statefile" ]
+}
+
+@test "more than 65536 bad blocks survive a resume, as ranges" {
+	random_file data $((80000 * 512)) 31
+	ictl -q pi generate data --pi-file pi
+	# Tags of blocks 5000-74999 zeroed: guard and reference tag fail.
+	dd if=/dev/zero of=pi bs=8 seek=5000 count=70000 conv=notrunc status=none
+	run ictl scrub -J --state-dir "$state" --duration 0.3s --rate 40M --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq -r .status <<<"$output")" = time-limit ]
+	first=$(jq .done <<<"$output")
+	[ "$first" -gt 5000 ]
+	[ "$first" -lt 75000 ]
+	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	[ "$(jq .resumed_from <<<"$output")" -eq "$first" ]
+	[ "$(jq .bad_blocks <<<"$output")" -eq 70000 ]
+	# Every reference tag in one range, across the resume; the guard ranges
+	# break only where random data happens to have a zero CRC.
+	[ "$(jq -c '[.errors[] | select(.tag == "ref") | [.lba, .count]]' <<<"$output")" = '[[5000,70000]]' ]
+	[ "$(jq '[.errors[] | select(.tag == "guard") | .count] | add' <<<"$output")" -gt 69990 ]
+	[ "$(jq '.errors | length' <<<"$output")" -lt 12 ]
+	# The text report: one line per range.
+	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	assert_output --regexp "5000-74999 +ref"
+	[ "$(grep -c guard <<<"$output")" -lt 12 ]
+}
+
+# -------------------------------------------------------------- one per target
+
+lock_held_by() {
+	grep -qsx "$1" "$state"/*.scrub.lock
+}
+
+@test "one scrub per target: a second exits 3 naming the first; --wait waits for it" {
+	random_file data 4194304 32
+	ictl -q pi generate data --pi-file pi
+	"$INTEGRITYCTL" scrub -q --state-dir "$state" --rate 256K --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data &
+	bgpid=$!
+	wait_until lock_held_by "$bgpid"
+	run ictl scrub --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 3
+	assert_output --partial "already being scrubbed by PID $bgpid"
+	# --wait: runs once the first is gone, and resumes where it stopped.
+	"$INTEGRITYCTL" scrub -J --wait --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data >second.json &
+	waiter=$!
+	kill -TERM "$bgpid"
+	rc=0
+	wait "$bgpid" || rc=$?
+	bgpid=
+	[ "$rc" -eq 4 ]
+	rc=0
+	wait "$waiter" || rc=$?
+	[ "$rc" -eq 0 ]
+	[ "$(jq -r .status second.json)" = complete ]
+	[ "$(jq .resumed_from second.json)" -gt 0 ]
+}
+
+# --------------------------------------------------------------- block devices
+
+@test "two loop devices over one file at different offsets never share a checkpoint" {
+	require_root
+	random_file data 8388608 33
+	loopdev=$(losetup -f --show --offset 0 --sizelimit 4194304 data)
+	loop2=$(losetup -f --show --offset 4194304 --sizelimit 4194304 data)
+	run ictl scrub -q --state-dir "$state" --duration 0.2s --rate 1M --io-size 64K "$loopdev"
+	status1=$status
+	run --separate-stderr ictl scrub -J --state-dir "$state" "$loop2"
+	losetup -d "$loop2"
+	[ "$status1" -eq 4 ]
+	assert_success
+	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 8192 ]
+	[[ "$stderr" != *resuming* ]]
+	[ "$(ls "$state"/*.scrub | wc -l)" -eq 2 ]
+}
+
+@test "a DIF image on a loop device: no O_DIRECT for 520-byte strides, no false I/O errors" {
+	require_root
+	random_file data 1048576 34
+	ictl -q pi generate data -o dif
+	ictl -q pi inject --block 77 --tag guard dif
+	loopdev=$(losetup -f --show dif)
+	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC "$loopdev"
+	assert_failure 1
+	[ "$(jq .io_errors <<<"$output")" -eq 0 ]
+	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[77,"guard"]]' ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+}
+
+@test "a resumed run's report says which blocks this run checked" {
+	interrupted_state
+	next=$(sed -n 's/^next=//p' "$statefile")
+	run --separate-stderr ictl scrub --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 1
+	assert_output --partial "this run checked blocks $next to 2048"
+	assert_output --partial "checked 2048 of 2048 blocks"
+	assert_output --regexp "1500 +guard"
+}
+
+@test "a full state directory: the error names the checkpoint file, exit 3" {
+	require_root
+	random_file data 1048576 35
+	ictl -q pi generate data --pi-file pi
+	mkdir full
+	mount -t tmpfs -o size=16k tmpfs full || skip "cannot mount a tmpfs here"
+	head -c 1M /dev/zero >full/filler 2>/dev/null || true
+	run --separate-stderr ictl scrub -q --state-dir full --format T10-DIF-TYPE1-CRC --pi-file pi data
+	umount full
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"cannot write the checkpoint full/file_"*".scrub: No space left on device"* ]]
 }

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Scrub backends that read through the kernel: plain pread, or io_uring
+ * with several requests in flight.  Data read is verified here when the
+ * protection was described by hand (images, external PI); a failing read
+ * is narrowed down to the blocks that cannot be read.  A request is only
+ * returned once every one of its blocks has a result.
+ */
+#include "config.h"
+
+#include <string.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+#include "scrub.h"
+
+#define ALIGNMENT 4096
+#define MAX_SLOTS 64
+
+struct read_backend {
+	struct scrub_backend b;
+	struct scrub_read_params p;
+	uint8_t *data[MAX_SLOTS];
+	uint8_t *md[MAX_SLOTS];
+	struct scrub_req *ready;	/* pread: the request checked by submit */
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+	bool ring_ok;
+	struct scrub_req *slots[MAX_SLOTS];
+	int pending[MAX_SLOTS];		/* reads not yet completed */
+	int res[MAX_SLOTS];		/* the first failure, -errno */
+	unsigned unsubmitted;		/* SQEs prepared, not yet submitted */
+	unsigned inflight;		/* requests submitted, not reaped */
+	bool broken;			/* the ring failed with reads in flight */
+#endif
+};
+
+static int read_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int read_range(const struct scrub_read_params *p, uint64_t lba, uint32_t n, void *data, void *md)
+{
+	int r = read_full(p->fd, data, (size_t)n * p->stride, lba * p->stride);
+
+	if (r == 0 && md)
+		r = read_full(p->md_fd, md, (size_t)n * p->md_size, lba * p->md_size);
+	return r;
+}
+
+int scrub_verify_blocks(const struct integrity_pi_ctx *pi, uint32_t stride, uint32_t md_size,
+			uint64_t first, uint32_t n, const void *data, const void *md,
+			struct scrub_errors *bad)
+{
+	struct integrity_pi_error errs[64];
+	uint64_t done = 0;
+
+	while (done < n) {
+		/* In pieces, so that errs never overflows (3 tags a block). */
+		uint32_t piece = n - done > 21 ? 21 : (uint32_t)(n - done);
+		const uint8_t *d = (const uint8_t *)data + done * stride;
+		const uint8_t *m = md ? (const uint8_t *)md + done * md_size : NULL;
+		int64_t nbad = integrity_pi_verify(pi, d, m, piece, first + done, errs, ARRAY_SIZE(errs), false);
+		if (nbad < 0)
+			return (int)nbad;
+		for (int64_t i = 0; i < nbad; i++) {
+			struct integrity_scrub_error e = {
+				.lba = errs[i].lba,
+				.count = 1,
+				.kind = INTEGRITY_SCRUB_ERR_TAG,
+				.tag = errs[i].tag,
+				.tag_known = true,
+				.expected = errs[i].expected,
+				.found = errs[i].found,
+			};
+			int r = scrub_errors_add(bad, &e);
+			if (r < 0)
+				return r;
+		}
+		done += piece;
+	}
+	return 0;
+}
+
+static int record_unreadable(const struct scrub_read_params *p, uint64_t lba, uint32_t n, int err,
+			     struct scrub_errors *bad)
+{
+	struct integrity_scrub_error e = {
+		.lba = p->lba_base + lba,
+		.count = n,
+		.kind = err == -EILSEQ ? INTEGRITY_SCRUB_ERR_PROTECTION : INTEGRITY_SCRUB_ERR_IO,
+		.err = -err,
+	};
+	return scrub_errors_add(bad, &e);
+}
+
+/* A failed read: bisect down to the blocks that cannot be read, verify the
+ * rest.  Runs to the end whatever happens meanwhile: a request's result
+ * covers every block of it. */
+static int narrow(const struct scrub_read_params *p, uint64_t lba, uint32_t n, void *data, void *md,
+		  int err, struct scrub_errors *bad)
+{
+	if (n == 1)
+		return record_unreadable(p, lba, 1, err, bad);
+	uint32_t half = n / 2;
+	for (int side = 0; side < 2; side++) {
+		uint64_t l = side ? lba + half : lba;
+		uint32_t m = side ? n - half : half;
+		int r = read_range(p, l, m, data, md);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			r = narrow(p, l, m, data, md, r, bad);
+		else if (p->pi)
+			r = scrub_verify_blocks(p->pi, p->stride, p->md_size, l, m, data, md, bad);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The result of a request whose first read gave res. */
+static void finish(struct read_backend *rb, struct scrub_req *q, int res)
+{
+	const struct scrub_read_params *p = &rb->p;
+	void *data = rb->data[q->slot], *md = rb->md[q->slot];
+	int r;
+
+	scrub_errors_clear(&q->bad);
+	if (res < 0) {
+		r = narrow(p, q->lba, q->nblocks, data, md, res, &q->bad);
+		/* A failure that does not repeat is still reported, at the first
+		 * block of the request; one that only said "try again" is not a
+		 * failure of the blocks. */
+		if (r == 0 && !q->bad.n && res != -EAGAIN && res != -EINTR)
+			r = record_unreadable(p, q->lba, 1, res, &q->bad);
+	} else {
+		r = p->pi ? scrub_verify_blocks(p->pi, p->stride, p->md_size, q->lba, q->nblocks, data, md,
+						&q->bad)
+			  : 0;
+	}
+	q->err = r;
+	q->bytes = r < 0 ? 0 : (uint64_t)q->nblocks * (p->stride + p->md_size);
+}
+
+/* ------------------------------------------------------------------ pread */
+
+static int pread_submit(struct scrub_backend *b, struct scrub_req *q)
+{
+	struct read_backend *rb = (struct read_backend *)b;
+
+	finish(rb, q, read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot]));
+	rb->ready = q;
+	return 0;
+}
+
+static int pread_reap(struct scrub_backend *b, struct scrub_req **q)
+{
+	struct read_backend *rb = (struct read_backend *)b;
+
+	if (!rb->ready)
+		return -EINVAL;
+	*q = rb->ready;
+	rb->ready = NULL;
+	return 0;
+}
+
+static void read_free(struct scrub_backend *b)
+{
+	struct read_backend *rb = (struct read_backend *)b;
+
+#ifdef HAVE_LIBURING
+	if (rb->broken)
+		return;	/* reads may still land in the buffers: leak them */
+	if (rb->ring_ok)
+		io_uring_queue_exit(&rb->ring);
+#endif
+	for (unsigned i = 0; i < MAX_SLOTS; i++) {
+		free(rb->data[i]);
+		free(rb->md[i]);
+	}
+	free(rb);
+}
+
+static const struct scrub_backend_ops pread_ops = {
+	.submit = pread_submit,
+	.reap = pread_reap,
+	.free = read_free,
+};
+
+/* --------------------------------------------------------------- io_uring */
+
+#ifdef HAVE_LIBURING
+static struct io_uring_sqe *get_sqe(struct read_backend *rb)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&rb->ring);
+
+	if (!sqe && io_uring_submit(&rb->ring) >= 0) {
+		rb->unsubmitted = 0;
+		sqe = io_uring_get_sqe(&rb->ring);
+	}
+	return sqe;
+}
+
+static int uring_submit(struct scrub_backend *b, struct scrub_req *q)
+{
+	struct read_backend *rb = (struct read_backend *)b;
+	const struct scrub_read_params *p = &rb->p;
+	unsigned reads = p->md_size ? 2 : 1;
+
+	if (io_uring_sq_space_left(&rb->ring) < reads) {
+		int r = io_uring_submit(&rb->ring);
+		if (r < 0)
+			return r;
+		rb->unsubmitted = 0;
+	}
+	struct io_uring_sqe *sqe = get_sqe(rb);
+	if (!sqe)
+		return -EBUSY;
+	rb->slots[q->slot] = q;
+	rb->res[q->slot] = 0;
+	rb->pending[q->slot] = 1;
+	io_uring_prep_read(sqe, p->fd, rb->data[q->slot], q->nblocks * p->stride, q->lba * p->stride);
+	io_uring_sqe_set_data64(sqe, (uint64_t)q->slot << 1);
+	rb->unsubmitted++;
+	if (p->md_size) {
+		sqe = get_sqe(rb);
+		if (!sqe) {
+			/* The data read is queued alone: it completes, with an error
+			 * standing for the metadata read never issued. */
+			rb->res[q->slot] = -EBUSY;
+		} else {
+			rb->pending[q->slot] = 2;
+			io_uring_prep_read(sqe, p->md_fd, rb->md[q->slot], q->nblocks * p->md_size,
+					   q->lba * p->md_size);
+			io_uring_sqe_set_data64(sqe, (uint64_t)q->slot << 1 | 1);
+			rb->unsubmitted++;
+		}
+	}
+	rb->inflight++;
+	return 0;
+}
+
+/* One CQE; a short read is finished synchronously. */
+static void complete_cqe(struct read_backend *rb, struct io_uring_cqe *cqe)
+{
+	const struct scrub_read_params *p = &rb->p;
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	unsigned slot = (unsigned)(ud >> 1);
+	bool md = ud & 1;
+	struct scrub_req *q = rb->slots[slot];
+	size_t want = md ? (size_t)q->nblocks * p->md_size : (size_t)q->nblocks * p->stride;
+	int res = cqe->res;
+
+	if (res >= 0 && (size_t)res < want) {
+		int fd = md ? p->md_fd : p->fd;
+		uint8_t *buf = md ? rb->md[slot] : rb->data[slot];
+		uint64_t off = q->lba * (md ? p->md_size : p->stride);
+		res = read_full(fd, buf + res, want - (size_t)res, off + (uint64_t)res);
+	} else if (res > 0) {
+		res = 0;
+	}
+	if (res < 0 && rb->res[slot] == 0)
+		rb->res[slot] = res;
+	rb->pending[slot]--;
+}
+
+static int uring_reap(struct scrub_backend *b, struct scrub_req **out)
+{
+	struct read_backend *rb = (struct read_backend *)b;
+
+	if (!rb->inflight)
+		return -EINVAL;
+	if (rb->unsubmitted) {
+		int r = io_uring_submit(&rb->ring);
+		if (r < 0) {
+			rb->broken = true;
+			return r;
+		}
+		rb->unsubmitted = 0;
+	}
+	for (;;) {
+		for (unsigned i = 0; i < b->depth; i++) {
+			struct scrub_req *q = rb->slots[i];
+			if (q && !rb->pending[i]) {
+				rb->slots[i] = NULL;
+				rb->inflight--;
+				finish(rb, q, rb->res[i]);
+				*out = q;
+				return 0;
+			}
+		}
+		struct io_uring_cqe *cqe;
+		int r = io_uring_wait_cqe(&rb->ring, &cqe);
+		if (r == -EINTR || r == -EAGAIN)
+			continue;	/* a signal: the reads are still in flight */
+		if (r < 0) {
+			rb->broken = true;
+			return r;
+		}
+		complete_cqe(rb, cqe);
+		io_uring_cqe_seen(&rb->ring, cqe);
+	}
+}
+
+static const struct scrub_backend_ops uring_ops = {
+	.submit = uring_submit,
+	.reap = uring_reap,
+	.free = read_free,
+};
+#endif
+
+int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_params *p)
+{
+	struct read_backend *rb = calloc(1, sizeof(*rb));
+
+	*bp = NULL;
+	if (!rb)
+		return -ENOMEM;
+	rb->p = *p;
+	rb->b.max_blocks = p->max_blocks ? p->max_blocks : 1;
+	rb->b.bytes_per_block = p->stride + p->md_size;
+	rb->b.depth = p->depth < 1 ? 1 : p->depth > MAX_SLOTS ? MAX_SLOTS : p->depth;
+	rb->b.ops = &pread_ops;
+	rb->b.name = "pread";
+	int r = -ENOSYS;
+#ifdef HAVE_LIBURING
+	if (p->engine != INTEGRITY_SCRUB_IO_PREAD) {
+		r = io_uring_queue_init(rb->b.depth * 2, &rb->ring, 0);
+		if (r == 0) {
+			rb->ring_ok = true;
+			rb->b.ops = &uring_ops;
+			rb->b.name = "io_uring";
+		}
+	}
+#endif
+	if (r < 0 && p->engine == INTEGRITY_SCRUB_IO_URING) {
+		snprintf(rb->b.why, sizeof(rb->b.why), "io_uring is not available here: %s", strerror(-r));
+		read_free(&rb->b);
+		return r;
+	}
+	if (rb->b.ops == &pread_ops)
+		rb->b.depth = 1;
+	for (unsigned i = 0; i < rb->b.depth; i++) {
+		if (posix_memalign((void **)&rb->data[i], ALIGNMENT, (size_t)rb->b.max_blocks * p->stride) ||
+		    (p->md_size && posix_memalign((void **)&rb->md[i], ALIGNMENT,
+						  (size_t)rb->b.max_blocks * p->md_size))) {
+			read_free(&rb->b);
+			return -ENOMEM;
+		}
+	}
+	*bp = &rb->b;
+	return 0;
+}

@@ -1,0 +1,222 @@
+# The documented scheduled-scrub workflow under a real systemd: a minimal
+# Debian 12 booted with systemd as PID 1 and the project's .debs installed
+# (systemd/host.sh), NVMe namespaces with PI, the packaged units.
+
+# shellcheck source=../systemd/host.sh
+. "$VM_DIR/systemd/host.sh"
+
+# 512-byte blocks, 8 bytes of metadata, PI Type 1 first.
+SD_NS=ms=8,pi=1,pil=1
+# integrityctl's journal MESSAGE_IDs: this + 1 started, 2 bad block,
+# 3 finished, 4 interrupted (the guest's sd-lib.sh has it too).
+SD_MID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c0
+
+# A systemd boot does a lot under TCG: give each at least 8 minutes.
+sd_timeout() { [ "$VM_TIMEOUT" -ge 480 ] && echo "$VM_TIMEOUT" || echo 480; }
+
+sd_only_612() {
+	[ "$VM_KERNEL" = "$SD_KERNEL" ] || vm_skip "the systemd image boots $SD_KERNEL only"
+}
+
+# The timer is scheduled, fires (a monthly run missed while the machine was
+# off: Persistent=true), the clean run succeeds; a stopped scrub is saved
+# and resumes; a block corrupted offline fails the unit with status 1,
+# starts integrity-scrub-failed@, and reaches the journal and the metrics.
+test_workflow() {
+	sd_only_612
+	local img VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img ns 32M)
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+d=$(vm_nvme_disk ns) || { vm_fail "no namespace"; exit; }
+vm_fill_all $d
+dev=$(sd_by_id ns) || { vm_fail "no /dev/disk/by-id link for $d"; exit; }
+inst=$(systemd-escape --path "$dev")
+timer=integrity-scrub@$inst.timer svc=integrity-scrub@$inst.service
+failed=integrity-scrub-failed@$inst.service
+echo "DEVICE $dev"
+
+# As the man page says: systemctl enable --now the device's timer.
+expect_cmd "systemctl enable --now $timer" systemctl enable --now "$timer"
+expect_match "list-timers lists it" "$(systemctl list-timers --all --no-legend --no-pager "$timer")" \
+	"integrity-scrub@.*\\.timer +integrity-scrub@.*\\.service"
+expect_match "next run: the 1st of a month, within the random delay" \
+	"$(sd_prop "$timer" NextElapseUSecRealtime)" '^[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-01 00:'
+expect_eq "the scrub has not run yet" "$(sd_prop "$svc" ExecMainExitTimestampMonotonic)" 0
+
+# The last monthly run was missed (the stamp is 40 days old): with
+# Persistent=true the timer fires on start. No random delay for the test.
+systemctl stop "$timer"
+mkdir -p "/run/systemd/system/$timer.d"
+printf '[Timer]\nRandomizedDelaySec=0\nAccuracySec=1us\n' >"/run/systemd/system/$timer.d/now.conf"
+touch -d '-40 days' "/var/lib/systemd/timers/stamp-$timer"
+systemctl daemon-reload
+systemctl start "$timer"
+sd_wait_ran 300 "$svc" || exit
+sd_show "$svc"
+expect_match "the timer fired" "$(sd_prop "$timer" LastTriggerUSec)" '^[A-Z][a-z]{2} [0-9]{4}-'
+expect_eq "clean run: unit result" "$(sd_prop "$svc" Result)" success
+expect_eq "clean run: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
+expect_eq "clean run: checkpoint" "$(sd_state "$dev" status)" complete
+expect_eq "clean run: checked to the end" "$(sd_state "$dev" next)" "$(sd_state "$dev" range_end)"
+expect_eq "clean run: $failed not started" "$(sd_prop "$failed" ExecMainExitTimestampMonotonic)" 0
+sd_file metrics_clean "$SD_METRICS"/integrityctl_scrub_*.prom
+
+# systemctl stop in the middle (slowed with --rate) saves the checkpoint.
+sd_rate_dropin "$svc" 2M
+systemctl start "$svc"
+sd_wait 240 sd_running_past "$dev" 0 || vm_fail "no checkpoint of a running scrub past block 0"
+expect_cmd "systemctl stop $svc" systemctl stop "$svc"
+expect_eq "stopped: unit result" "$(sd_prop "$svc" Result)" success
+expect_eq "stopped: exit status 4 (saved)" "$(sd_prop "$svc" ExecMainStatus)" 4
+expect_eq "stopped: checkpoint" "$(sd_state "$dev" status)" interrupted
+at=$(sd_state "$dev" next) end=$(sd_state "$dev" range_end)
+if [ "${at:-0}" -gt 0 ] && [ "$at" -lt "$end" ]; then vm_pass "stopped at block $at of $end"
+else vm_fail "stopped at block '$at' of $end"; fi
+expect_eq "stopped: $failed not started" "$(sd_prop "$failed" ExecMainExitTimestampMonotonic)" 0
+# The next start resumes there.
+sd_drop_dropins "$svc"
+sd_run 300 "$svc"
+expect_eq "resumed: unit result" "$(sd_prop "$svc" Result)" success
+expect_eq "resumed: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
+expect_eq "resumed: checkpoint" "$(sd_state "$dev" status)" complete
+expect_eq "resumed: from where it stopped" "$(sd_state "$dev" resumed_from)" "$at"
+expect_eq "resumed: checked to the end" "$(sd_state "$dev" next)" "$end"
+sd_journal_json runs "_SYSTEMD_UNIT=$svc" MESSAGE_ID=${SD_MID}1 + "_SYSTEMD_UNIT=$svc" MESSAGE_ID=${SD_MID}3 + \
+	"_SYSTEMD_UNIT=$svc" MESSAGE_ID=${SD_MID}4
+EOF
+	local dev j
+	dev=$(sed -n 's/^DEVICE //p' <<<"$VM_OUTPUT")
+	j=$(vm_json runs)
+	expect_eq "journal: started, finished; started, interrupted; started, finished" \
+		"$(jq -rs '[.[].MESSAGE_ID[-1:]] | join(",")' <<<"$j")" "1,3,1,4,1,3"
+	expect_eq "journal: INTEGRITY_DEVICE is the unit's device" \
+		"$(jq -rs '[.[].INTEGRITY_DEVICE] | unique | join(",")' <<<"$j")" "$dev"
+	expect_output '^integrityctl_scrub_completed\{.*\} 1$'
+	expect_output '^integrityctl_scrub_bad_blocks_total\{.*\} 0$'
+	[ "$VM_STATUS" = 0 ] || return 1
+
+	# A data byte of LBA 1000 changed while the machine was off.
+	vm_nvme_poke "$img" 512 8 1000 7
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+dev=$(sd_by_id ns) || { vm_fail "no /dev/disk/by-id link"; exit; }
+inst=$(systemd-escape --path "$dev")
+svc=integrity-scrub@$inst.service failed=integrity-scrub-failed@$inst.service
+echo "DEVICE $dev"
+echo "SERVICE $svc"
+sd_run 300 "$svc"
+expect_eq "bad block: unit result" "$(sd_prop "$svc" Result)" exit-code
+expect_eq "bad block: exit status" "$(sd_prop "$svc" ExecMainStatus)" 1
+sd_wait_ran 120 "$failed" || exit
+expect_eq "$failed ran" "$(sd_prop "$failed" Result)" success
+sd_journal_json bad "_SYSTEMD_UNIT=$svc" MESSAGE_ID=${SD_MID}2
+sd_journal_json failedlog "_SYSTEMD_UNIT=$failed"
+sd_file metrics_bad "$SD_METRICS"/integrityctl_scrub_*.prom
+EOF
+	dev=$(sed -n 's/^DEVICE //p' <<<"$VM_OUTPUT")
+	j=$(vm_json bad)
+	expect_eq "journal: the bad block's LBA" "$(jq -rs '[.[].INTEGRITY_LBA] | join(",")' <<<"$j")" 1000
+	expect_eq "journal: its device" "$(jq -rs '.[0].INTEGRITY_DEVICE' <<<"$j")" "$dev"
+	expect_eq "journal: error priority" "$(jq -rs '.[0].PRIORITY' <<<"$j")" 3
+	j=$(vm_json failedlog)
+	expect_eq "integrity-scrub-failed@ logs at error priority" \
+		"$(jq -rs '[.[] | select(._TRANSPORT == "stdout") | .PRIORITY] | unique | join(",")' <<<"$j")" 3
+	local m
+	m=$(vm_json metrics_bad)
+	expect_eq "metrics: one bad block" \
+		"$(awk '/^integrityctl_scrub_bad_blocks_total\{/ { print $NF }' <<<"$m")" 1
+	expect_eq "metrics: labelled with the unit's device" \
+		"$(grep -c "^integrityctl_scrub_bad_blocks_total{device=\"$dev\"," <<<"$m")" 1
+	expect_eq "metrics: a guard error" \
+		"$(awk '/^integrityctl_scrub_errors_total\{.*kind="guard"\}/ { print $NF }' <<<"$m")" 1
+	expect_eq "metrics: the run walked the whole range" \
+		"$(awk '/^integrityctl_scrub_completed\{/ { print $NF }' <<<"$m")" 1
+}
+
+# integrity-scrub@ on a partition uses the method the man page documents
+# for an NVMe namespace with PI (host), as it does outside the unit.
+test_partition() {
+	sd_only_612
+	local img VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img pt 16M)
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+d=$(vm_nvme_disk pt) || { vm_fail "no namespace"; exit; }
+vm_fill_all $d
+expect_cmd "partitions" integrityctl part create /dev/$d --label gpt --count 2 --size 4M --yes
+disk=$(sd_by_id pt) || { vm_fail "no /dev/disk/by-id link for $d"; exit; }
+dev=$disk-part2
+sd_wait 60 test -b "$dev" || { vm_fail "no $dev"; exit; }
+inst=$(systemd-escape --path "$dev")
+svc=integrity-scrub@$inst.service
+ictl_json manual integrityctl scrub -J --no-state "$dev"
+sd_run 300 "$svc"
+expect_eq "partition: unit result" "$(sd_prop "$svc" Result)" success
+expect_eq "partition: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
+expect_eq "partition: method in the checkpoint" "$(sd_state "$dev" method)" host
+sd_journal_json unitlog "_SYSTEMD_UNIT=$svc"
+EOF
+	expect_eq "outside the unit: method" "$(jq -r .method <<<"$(vm_json manual)")" host
+	local j
+	j=$(vm_json unitlog)
+	jq -rs '.[].MESSAGE' <<<"$j" | sed 's/^/# unit: /'
+	expect_eq "journal: the unit's scrub started with the host method" \
+		"$(jq -rs '[.[] | select(.MESSAGE_ID == "'"${SD_MID}1"'") | .MESSAGE | sub(".*\\(method "; "") | rtrimstr(")")] | join(",")' <<<"$j")" host
+	expect_eq "journal: the unit's report names the host method" \
+		"$(jq -rs '[.[] | select(._TRANSPORT == "stdout") | .MESSAGE | select(test("method ")) | sub(".*method "; "") | sub(",.*"; "")] | join(",")' <<<"$j")" host
+}
+
+# The per-device and the all-devices scrubs started at once never scrub one
+# disk at the same time: one waits or refuses ("already being scrubbed").
+test_exclusive() {
+	sd_only_612
+	local img VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img ex 16M)
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+d=$(vm_nvme_disk ex) || { vm_fail "no namespace"; exit; }
+vm_fill_all $d
+dev=$(sd_by_id ex) || { vm_fail "no /dev/disk/by-id link for $d"; exit; }
+inst=$(systemd-escape --path "$dev")
+svc=integrity-scrub@$inst.service all=integrity-scrub-all.service
+# Slow enough to overlap for seconds if nothing keeps them apart.
+sd_rate_dropin "$svc" 2M
+sd_rate_dropin "$all" 2M
+sd_run 300 "$svc" "$all"
+for u in "$svc" "$all"; do
+	echo "UNIT $u $(sd_prop "$u" Result) $(sd_prop "$u" ExecMainStatus)"
+done
+echo "# checkpoints:"; grep -H '^\(target\|status\|next\|range_end\)=' "$SD_STATE"/* 2>/dev/null | sed 's/^/#   /'
+ls -la "$SD_STATE" | sed 's/^/#   /'
+grep -h '^status=' "$SD_STATE"/* 2>/dev/null | sed 's/^status=/STATE /'
+sd_journal_json events MESSAGE_ID=${SD_MID}1 + MESSAGE_ID=${SD_MID}3 + MESSAGE_ID=${SD_MID}4
+sd_journal_json refusals "_SYSTEMD_UNIT=$svc" + "_SYSTEMD_UNIT=$all"
+EOF
+	local j overlap ok=0 u res st
+	j=$(vm_json events)
+	expect_eq "journal: a scrub of the disk started" \
+		"$(jq -rs '[.[] | select(.MESSAGE_ID[-1:] == "1")] | length > 0' <<<"$j")" true
+	# Each scrub process's run of a disk, from its "started" to its
+	# "finished"/"interrupted" entry (one that announced itself and then
+	# refused has no end and is left out); count the pairs of runs of one
+	# disk that overlap in time.
+	overlap=$(jq -s '[.[] | select(._PID and .INTEGRITY_IDENTITY) |
+			{k: "\(._PID) \(.INTEGRITY_IDENTITY)", id: .INTEGRITY_IDENTITY,
+			 t: (.__REALTIME_TIMESTAMP | tonumber), m: .MESSAGE_ID[-1:]}] |
+		group_by(.k) |
+		map({id: .[0].id, s: (map(select(.m == "1").t) | min), e: (map(select(.m != "1").t) | max)}) |
+		map(select(.s != null and .e != null)) | . as $r |
+		[range(0; length) as $i | range($i + 1; length) as $j | $r[$i] as $a | $r[$j] as $b |
+			select($a.id == $b.id and $a.s < $b.e and $b.s < $a.e)] | length' <<<"$j")
+	expect_eq "runs of the disk that overlapped" "$overlap" 0
+	while read -r _ u res st; do
+		case $st in
+		0) ok=$((ok + 1)) ;;
+		3) expect_eq "$u refused: says why" \
+			"$(jq -rs --arg u "$u" '[.[] | select(._SYSTEMD_UNIT == $u) | .MESSAGE |
+				select(test("already being scrubbed"))] | length > 0' <<<"$(vm_json refusals)")" true ;;
+		*) expect_eq "$u: exit status 0 (waited) or 3 (refused)" "$st" "0|3" ;;
+		esac
+	done < <(grep '^UNIT ' <<<"$VM_OUTPUT")
+	expect_eq "every checkpoint ends complete (no stale writer)" \
+		"$(sed -n 's/^STATE //p' <<<"$VM_OUTPUT" | sort -u | tr '\n' ' ')" "complete "
+	if [ "$ok" -ge 1 ]; then echo "ok - one of them scrubbed the disk"
+	else echo "FAIL - neither unit scrubbed the disk"; VM_HOST_FAILS=$((VM_HOST_FAILS + 1)); fi
+}

@@ -358,6 +358,11 @@ static int open_passthrough(struct integrity_scrub *s, const struct integrity_de
 	pp.lbs = s->block_size;
 	uint32_t io_blocks = s->params.io_size ? s->params.io_size / s->block_size : DEFAULT_IO_SIZE / s->block_size;
 	if (!nvme) {
+		if (scrub_scsi_verify_checks(s->disk_fd, s->block_size) == 0) {
+			failure(s, "the device's VERIFY(16) accepted data that differs from its medium: "
+				   "it checks nothing; use --method kernel");
+			return -EOPNOTSUPP;
+		}
 		pp.max_blocks = io_blocks ? io_blocks : 1;
 		return scrub_backend_passthrough_new(&s->backend, &pp);
 	}
@@ -463,6 +468,7 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 		.lba_base = p->pi.profile ? s->seed : s->lba_base,
 		.depth = s->params.queue_depth ? s->params.queue_depth : DEFAULT_QUEUE_DEPTH,
 		.max_blocks = per ? (uint32_t)per : 1,
+		.blocks = s->blocks,
 		.engine = p->io_engine,
 	};
 	if (rp.depth > MAX_QUEUE_DEPTH)

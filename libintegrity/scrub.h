@@ -76,6 +76,7 @@ struct scrub_read_params {
 	uint64_t lba_base;		/* reported LBA of block 0 (I/O errors) */
 	unsigned depth;
 	uint32_t max_blocks;
+	uint64_t blocks;		/* of the target: neighbours stay inside */
 	enum integrity_scrub_io_engine engine;
 };
 int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
@@ -96,6 +97,7 @@ struct scrub_passthrough_params {
 	uint16_t app_tag, app_mask;
 };
 int scrub_backend_passthrough_new(struct scrub_backend **b, const struct scrub_passthrough_params *p);
+int scrub_scsi_verify_checks(int fd, uint32_t lbs);
 
 /* Host verification shared by the backends: every bad tag of n blocks. */
 int scrub_verify_blocks(const struct integrity_pi_ctx *pi, uint32_t stride, uint32_t md_size,

@@ -133,6 +133,27 @@ static int narrow(const struct scrub_read_params *p, uint64_t lba, uint32_t n, v
 	return 0;
 }
 
+/* A failed request whose blocks all read and verify when read again: was a
+ * neighbour in flight with it bad?  The block layer merges adjacent reads
+ * into one command, and a device fails the whole command for one bad block,
+ * so the failure then belongs to that neighbour, which reports it itself. */
+static bool neighbour_failed(const struct scrub_read_params *p, uint64_t lba, uint32_t n, void *data,
+			     void *md)
+{
+	uint64_t reach = (uint64_t)p->depth * n;
+	uint64_t from = lba > reach ? lba - reach : 0;
+	uint64_t to = lba + n + reach < p->blocks ? lba + n + reach : p->blocks;
+
+	for (uint64_t l = from; l < to; l += n) {
+		uint32_t m = to - l < n ? (uint32_t)(to - l) : n;
+		if (l >= lba && l < lba + n)
+			continue;
+		if (read_range(p, l, m, data, md) < 0)
+			return true;
+	}
+	return false;
+}
+
 /* The result of a request whose first read gave res. */
 static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 {
@@ -144,9 +165,11 @@ static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 	if (res < 0) {
 		r = narrow(p, q->lba, q->nblocks, data, md, res, &q->bad);
 		/* A failure that does not repeat is still reported, at the first
-		 * block of the request; one that only said "try again" is not a
-		 * failure of the blocks. */
-		if (r == 0 && !q->bad.n && res != -EAGAIN && res != -EINTR)
+		 * block of the request, unless a neighbour it may have been merged
+		 * with fails; one that only said "try again" is not a failure of
+		 * the blocks. */
+		if (r == 0 && !q->bad.n && res != -EAGAIN && res != -EINTR &&
+		    !neighbour_failed(p, q->lba, q->nblocks, data, md))
 			r = record_unreadable(p, q->lba, 1, res, &q->bad);
 	} else {
 		r = p->pi ? scrub_verify_blocks(p->pi, p->stride, p->md_size, q->lba, q->nblocks, data, md,

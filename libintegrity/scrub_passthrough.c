@@ -15,6 +15,8 @@
 
 #include <libnvme.h>
 #include <scsi/sg_lib.h>
+#include <scsi/sg_cmds_basic.h>
+#include <scsi/sg_cmds_extra.h>
 #include <scsi/sg_pt.h>
 #include <string.h>
 
@@ -424,4 +426,32 @@ int scrub_backend_passthrough_new(struct scrub_backend **bp, const struct scrub_
 	}
 	*bp = &pb->b;
 	return 0;
+}
+
+/* Does the device's VERIFY(16) look at its medium?  Some targets (the
+ * kernel's LIO among them) answer GOOD without reading anything.  Block 0 is
+ * sent back with one bit flipped for a byte-by-byte compare: a device that
+ * checks reports a miscompare; one that says GOOD checks nothing.  Nothing
+ * is written.  1: it checks; 0: it does not; -errno: no answer either way. */
+int scrub_scsi_verify_checks(int fd, uint32_t lbs)
+{
+	uint8_t *buf = NULL;
+	int r;
+
+	if (!lbs || posix_memalign((void **)&buf, 4096, lbs))
+		return -ENOMEM;
+	r = (int)pread(fd, buf, lbs, 0);
+	if (r != (int)lbs) {
+		r = r < 0 ? -errno : -EIO;
+		free(buf);
+		return r;
+	}
+	buf[0] ^= 1;
+	int cat = sg_ll_verify16(fd, 0, false, 1, 0, 1, 0, buf, (int)lbs, NULL, false, 0);
+	free(buf);
+	if (cat == SG_LIB_CAT_MISCOMPARE)
+		return 1;
+	if (cat == 0)
+		return 0;
+	return -EOPNOTSUPP;
 }

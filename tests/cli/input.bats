@@ -177,6 +177,8 @@ new_loop() {
 	assert_success
 	assert_output --partial "128 blocks checked, 0 bad"
 	ictl -q pi inject --block 77 --tag ref dif
+	# The device's page cache still holds what the first verify read.
+	blockdev --flushbufs "$dev"
 	run ictl pi verify -J "$dev"
 	assert_failure 1
 	[ "$(jq -c '[.blocks, .bad_blocks, .errors[0].block]' <<<"$output")" = "[128,1,77]" ]

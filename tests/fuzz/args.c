@@ -71,9 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		numbers(f[i]);
 	protection(f);
 	for (size_t i = 8; i < 10; i++) {
-		if (parse_range(f[i], 512, &start, &len) == 0)
+		if (parse_block_range(f[i], 512, &start, &len) == 0)
 			FUZZ_CHECK(strchr(f[i], ':'));
-		(void)parse_range(f[i], 4096, &start, &len);
+		(void)parse_block_range(f[i], 4096, &start, &len);
 		(void)parse_duration(f[i], &secs);
 		const struct integrity_profile *prof = integrity_profile_by_name(f[i]);
 		if (prof)

@@ -198,6 +198,8 @@ EOF
 # the request over it, with each I/O engine: the resumed scrub reports the
 # unreadable blocks, never "complete, 0 bad".
 test_dm_error_stopped() {
+	# Four throttled scrubs in one boot: slow under TCG on a busy machine.
+	local VM_TIMEOUT=$((VM_TIMEOUT > 300 ? VM_TIMEOUT : 300))
 	vm_boot "$VM_KERNEL" - $(vm_nvme "$(vm_img ns 16M)" "") <<'EOF'
 export DM_DISABLE_UDEV=1
 vm_modprobe dm-mod

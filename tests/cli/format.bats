@@ -80,7 +80,7 @@ os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
 open(sys.argv[2], "w").close()
 time.sleep(120)' "$1" held 3>&- 4>&- &
 	echo $! >>pids
-	for _ in $(seq 100); do [ -e held ] && return 0; sleep 0.05; done
+	for _ in $(seq 2400); do [ -e held ] && return 0; sleep 0.05; done
 	return 1
 }
 

@@ -58,8 +58,9 @@ EOF2
 		expect_eq "$m: exit 1" "$(vm_json_status $m)" 1
 		expect_eq "$m: complete" "$(jq -r .status <<<"$j")" complete
 		expect_eq "$m: to the end" "$(jq '.done == .range_end and .range_end == 8065' <<<"$j")" true
-		# A scrub that ignores --rate finishes before it can be stopped.
-		expect_output "^STOPS $m runs=[0-9]+ int=([2-9]|[1-9][0-9]+) term=[1-9][0-9]* kill=[1-9][0-9]*$"
+		# A scrub that ignores --rate finishes before it can be stopped; how
+		# many stops a rate-limited one takes depends on its request size.
+		expect_output "^STOPS $m runs=[0-9]+ int=[1-9][0-9]* term=[1-9][0-9]* kill=[1-9][0-9]*$"
 		case $m in
 		host) expect_eq "host: exactly the corrupted blocks, each tag named" "$(vm_bad "$j" .tag)" "$host" ;;
 		device) expect_eq "device: exactly the corrupted blocks, named by the controller" \

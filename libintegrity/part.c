@@ -481,6 +481,31 @@ static int entries_build(struct integrity_part_disk *d)
 	return 0;
 }
 
+/* libfdisk allocates a GPT's entry array at the size its header announces,
+ * before any checksum is checked: a hostile header asks for gigabytes.  The
+ * specification's array is 16 KiB; anything past this is not a table. */
+#define GPT_MAX_ENTRY_ARRAY (16u << 20)
+
+static bool gpt_header_sane_at(int fd, off_t off)
+{
+	uint8_t h[92];
+
+	if (off < 0 || pread(fd, h, sizeof(h), off) != (ssize_t)sizeof(h) || memcmp(h, "EFI PART", 8) != 0)
+		return true;	/* no header here: nothing to allocate */
+	uint64_t n = (uint64_t)h[80] | (uint64_t)h[81] << 8 | (uint64_t)h[82] << 16 | (uint64_t)h[83] << 24;
+	uint64_t sz = (uint64_t)h[84] | (uint64_t)h[85] << 8 | (uint64_t)h[86] << 16 | (uint64_t)h[87] << 24;
+	return n * sz <= GPT_MAX_ENTRY_ARRAY;
+}
+
+/* Primary and backup headers, for 512 and 4096-byte sectors. */
+static bool gpt_headers_sane(int fd)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	return gpt_header_sane_at(fd, 512) && gpt_header_sane_at(fd, 4096) &&
+	       (end < 0 || (gpt_header_sane_at(fd, end - 512) && gpt_header_sane_at(fd, end - 4096)));
+}
+
 /* A libfdisk context on the disk's descriptor; messages go to m. */
 static int context_new(struct integrity_part_disk *d, bool write, struct msgs *m,
 		       struct fdisk_context **cxtp)
@@ -490,6 +515,11 @@ static int context_new(struct integrity_part_disk *d, bool write, struct msgs *m
 
 	if (!cxt)
 		return -ENOMEM;
+	if (!gpt_headers_sane(d->fd)) {
+		fdisk_unref_context(cxt);
+		msgs_add(m, "a GPT header announces an entry array larger than 16 MiB: not a valid table");
+		return -EBADMSG;
+	}
 	fdisk_set_ask(cxt, ask_cb, m);
 	r = fdisk_assign_device_by_fd(cxt, d->fd, d->path, !write);
 	if (r < 0) {

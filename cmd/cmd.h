@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "libintegrity.h"
+#include "util/alloc.h"
+#include "util/macro.h"
 
 /* Exit codes, shared by every command. */
 enum {
@@ -30,8 +32,6 @@ struct global_options {
 	int quiet;
 	int verbose;
 };
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 extern struct global_options gopt;
 /* Included in every command's popt table. */

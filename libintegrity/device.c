@@ -17,9 +17,6 @@
 
 #include "device.h"
 
-/* Block devices in the extended range: dynamic numbers (BLOCK_EXT_MAJOR). */
-#define BLOCK_EXT_MAJOR 259
-
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
 	struct integrity_context *ctx = calloc(1, sizeof(*ctx));

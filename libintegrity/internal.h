@@ -11,22 +11,11 @@
 #include <unistd.h>
 
 #include "libintegrity.h"
+#include "util/alloc.h"
+#include "util/macro.h"
 
 /* The library builds with -fvisibility=hidden; public symbols say so. */
 #define INTEGRITY_EXPORT __attribute__((visibility("default")))
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-static inline void closep(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
 
 /* snprintf for names and paths: -ENAMETOOLONG instead of a truncated one. */
 static inline __attribute__((format(printf, 3, 4))) int
@@ -53,9 +42,6 @@ static inline void copy_device_string(char *dst, const void *src, size_t n)
 		dst[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
 	dst[len] = '\0';
 }
-
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-#define _cleanup_close_ __attribute__((cleanup(closep)))
 
 static inline uint16_t get_be16(const uint8_t *p)
 {

@@ -62,25 +62,11 @@ static inline void unref_script(struct fdisk_script **p)
 	fdisk_unref_script(*p);
 }
 
-static inline void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
 #define _cleanup_table_ __attribute__((cleanup(unref_table)))
 #define _cleanup_partition_ __attribute__((cleanup(unref_partition)))
 #define _cleanup_iter_ __attribute__((cleanup(free_iter)))
 #define _cleanup_parttype_ __attribute__((cleanup(unref_parttype)))
 #define _cleanup_script_ __attribute__((cleanup(unref_script)))
-#define _cleanup_dir_ __attribute__((cleanup(closedirp)))
-#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 /* ------------------------------------------------------------------ messages */
 
@@ -339,7 +325,7 @@ static int parse_uevent(char *buf, struct kpart *k)
 static int kernel_scan(struct integrity_part_disk *d)
 {
 	char path[64];
-	_cleanup_dir_ DIR *dir = NULL;
+	_cleanup_closedir_ DIR *dir = NULL;
 	struct dirent *de;
 	struct kpart *v = NULL;
 	size_t n = 0, cap = 0;

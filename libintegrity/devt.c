@@ -644,21 +644,6 @@ static bool key_matches(const struct key *k, const struct integrity_resolve *res
 	return false;
 }
 
-/* The kernel name of a device number: /sys/dev/block/M:m links to it. */
-static int devnum_to_name(struct integrity_context *ctx, unsigned maj, unsigned min, char *name,
-			  size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX];
-
-	if (path_printf(path, sizeof(path), "%s/dev/block/%u:%u", ctx->root, maj, min) < 0)
-		return -ENAMETOOLONG;
-	ssize_t n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ENODEV : -errno;
-	target[n] = '\0';
-	return path_printf(name, len, "%s", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
-}
-
 static int resolve_name(struct integrity_context *ctx, const char *name, unsigned flags,
 			struct integrity_resolve **res)
 {
@@ -676,7 +661,7 @@ static int resolve_devt(struct integrity_context *ctx, unsigned maj, unsigned mi
 			struct integrity_resolve **res)
 {
 	char name[NAME_MAX + 1];
-	int r = devnum_to_name(ctx, maj, min, name, sizeof(name));
+	int r = sysfs_devnum_name(ctx->root, makedev(maj, min), name, sizeof(name), NULL, 0);
 
 	return r < 0 ? r : resolve_name(ctx, name, flags, res);
 }

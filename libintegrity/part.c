@@ -28,6 +28,7 @@
 
 #include "inuse.h"
 #include "internal.h"
+#include "sysfs.h"
 
 #define SYSFS_DEV_BLOCK "/sys/dev/block"
 #define KERNEL_SECTOR 512u
@@ -196,46 +197,6 @@ static uint64_t round_up_u64(uint64_t v, uint64_t to)
 	return (v + to - 1) / to * to;
 }
 
-/* ------------------------------------------------------------------ sysfs */
-
-static int read_attr(int dirfd, const char *path, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-static int read_attr_u64(int dirfd, const char *path, uint64_t *v)
-{
-	char buf[32], *end;
-	int r = read_attr(dirfd, path, buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return errno || end == buf || *end ? -EINVAL : 0;
-}
-
-static int read_attr_devt(int dirfd, const char *path, unsigned *maj, unsigned *min)
-{
-	char buf[32];
-	int r = read_attr(dirfd, path, buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	return sscanf(buf, "%u:%u", maj, min) == 2 ? 0 : -EINVAL;
-}
-
 /* ------------------------------------------------------------------ the disk */
 
 /* A table entry. */
@@ -350,14 +311,14 @@ static int kernel_scan(struct integrity_part_disk *d)
 			continue;
 		/* One read for the number and the device number. */
 		snprintf(attr, sizeof(attr), "%s/uevent", de->d_name);
-		if (read_attr(dirfd(dir), attr, uevent, sizeof(uevent)) < 0 ||
+		if (sysfs_read_at(dirfd(dir), attr, uevent, sizeof(uevent)) < 0 ||
 		    parse_uevent(uevent, &k) < 0)
 			continue;	/* not a partition, or deleted while we looked */
 		snprintf(attr, sizeof(attr), "%s/start", de->d_name);
-		if (read_attr_u64(dirfd(dir), attr, &k.start) < 0)
+		if (sysfs_read_u64_at(dirfd(dir), attr, &k.start) < 0)
 			continue;
 		snprintf(attr, sizeof(attr), "%s/size", de->d_name);
-		if (read_attr_u64(dirfd(dir), attr, &k.size) < 0)
+		if (sysfs_read_u64_at(dirfd(dir), attr, &k.size) < 0)
 			continue;
 		snprintf(k.kname, sizeof(k.kname), "%s", de->d_name);
 		if (n == cap) {
@@ -656,7 +617,7 @@ static int disk_identify(struct integrity_part_disk *d, struct integrity_part_er
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return set_error(err, 0, -errno, "cannot find the device in sysfs");
-	if (read_attr_u64(dfd, "partition", &v) == 0) {
+	if (sysfs_read_u64_at(dfd, "partition", &v) == 0) {
 		char disk[NAME_MAX + 1] = "";
 		dev_t whole = 0;
 		if (blkid_devno_to_wholedisk(d->devno, disk, sizeof(disk), &whole) == 0 && *disk)
@@ -673,7 +634,7 @@ static int disk_identify(struct integrity_part_disk *d, struct integrity_part_er
 	if (strlen(base) >= sizeof(d->kname))
 		return set_error(err, 0, -ENAMETOOLONG, "cannot find the device in sysfs");
 	memcpy(d->kname, base, strlen(base) + 1);
-	d->minors = read_attr_u64(dfd, "range", &v) == 0 && v ? (unsigned)v : 1;
+	d->minors = sysfs_read_u64_at(dfd, "range", &v) == 0 && v ? (unsigned)v : 1;
 	return 0;
 }
 
@@ -1933,7 +1894,7 @@ static void actions_fill_kernel(struct integrity_part_plan *plan)
 			continue;
 		snprintf(k.kname, sizeof(k.kname), "%s%s%u", d->kname, sep, a->pub.partno);
 		snprintf(attr, sizeof(attr), "%s/dev", k.kname);
-		if (dfd >= 0 && read_attr_devt(dfd, attr, &k.major, &k.minor) == 0)
+		if (dfd >= 0 && sysfs_read_devt_at(dfd, attr, &k.major, &k.minor) == 0)
 			act_set_kernel(d, a, &k);
 		else
 			missing = true;

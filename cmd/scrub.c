@@ -152,7 +152,7 @@ static void on_error(void *data, const struct integrity_scrub_error *e)
 #endif
 }
 
-static bool on_should_stop(void *data)
+static bool on_should_stop(_unused_ void *data)
 {
 	return stop_signal != 0;
 }

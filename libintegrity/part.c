@@ -105,7 +105,7 @@ static const char *msgs_last(const struct msgs *m)
 	return m->n ? m->v[m->n - 1] : "";
 }
 
-static int ask_cb(struct fdisk_context *cxt, struct fdisk_ask *ask, void *data)
+static int ask_cb(_unused_ struct fdisk_context *cxt, struct fdisk_ask *ask, void *data)
 {
 	struct msgs *m = data;
 	char buf[512];

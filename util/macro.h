@@ -17,6 +17,9 @@
  * the kernel's include/linux/major.h). */
 #define BLOCK_EXT_MAJOR 259
 
+/* A parameter that a callback's signature needs and this one does not use. */
+#define _unused_ __attribute__((unused))
+
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
 /* type_freep(type *p): calls func(*p) unless *p is NULL; for _cleanup_(). */

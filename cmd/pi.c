@@ -263,16 +263,8 @@ struct error_list {
 static int error_list_add(struct error_list *l, const struct integrity_pi_error *e, size_t n,
 			  uint64_t first_block)
 {
-	if (l->n + n > l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		while (cap < l->n + n)
-			cap *= 2;
-		void *v = realloc(l->v, cap * sizeof(*l->v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (l->n > SIZE_MAX - n || GREEDY_REALLOC(l->v, l->cap, l->n + n) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		l->v[l->n] = e[i];
 		l->v[l->n].block += first_block;

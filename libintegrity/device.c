@@ -279,14 +279,8 @@ static void wwid_stable_base(struct integrity_device *dev);
 static int list_push(struct integrity_device ***v, size_t *n, size_t *cap,
 		     struct integrity_device *dev)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		void *p = realloc(*v, c * sizeof(**v));
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (GREEDY_REALLOC(*v, *cap, *n + 1) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = dev;
 	return 0;
 }

@@ -413,16 +413,10 @@ static int load_file(struct integrity_history *h, const char *path)
 		}
 		if (!rec)
 			continue;
-		if (h->n == h->cap) {
-			size_t c = h->cap ? h->cap * 2 : 256;
-			void *p = realloc(h->recs, c * sizeof(*h->recs));
-			if (!p) {
-				integrity_resolve_free(rec);
-				r = -ENOMEM;
-				break;
-			}
-			h->recs = p;
-			h->cap = c;
+		if (GREEDY_REALLOC(h->recs, h->cap, h->n + 1) < 0) {
+			integrity_resolve_free(rec);
+			r = -ENOMEM;
+			break;
 		}
 		h->recs[h->n++] = rec;
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Start-up: the commands udev and monitoring run often map only the
 # libraries they use.  libnvme (with libcrypto) is loaded when an NVMe
-# device needs it, never at start-up.
+# device needs it, libsystemd (with libgcrypt) when scrub writes to the
+# journal, never at start-up.
 
 load helpers
 load ../fixtures/sysfs
@@ -30,6 +31,8 @@ mapped() {
 	assert_line --regexp '^libintegrity\.so'
 	refute_line --regexp '^libnvme\.so'
 	refute_line --regexp '^libcrypto\.so'
+	refute_line --regexp '^libsystemd\.so'
+	refute_line --regexp '^libgcrypt\.so'
 }
 
 @test "status over SCSI and NVMe disks maps neither libnvme nor libcrypto" {
@@ -41,4 +44,40 @@ mapped() {
 	assert_line --regexp '^libintegrity\.so'
 	refute_line --regexp '^libnvme\.so'
 	refute_line --regexp '^libcrypto\.so'
+	refute_line --regexp '^libsystemd\.so'
+	refute_line --regexp '^libgcrypt\.so'
+}
+
+# The journal's socket in a mount namespace of the test's own: what scrub
+# sends through the libsystemd it loads arrives there.
+@test "scrub still writes to the journal, through libsystemd loaded on first use" {
+	require_root
+	command -v unshare >/dev/null || skip "no unshare"
+	"$INTEGRITYCTL" --version | grep -q . || fail "no integrityctl"
+	ldd "$(dirname "$INTEGRITYCTL")/.libs/integrityctl" 2>/dev/null | grep -q libsystemd &&
+		fail "integrityctl links libsystemd at start-up"
+	random_file data 65536 5
+	ictl -q pi generate --format T10-DIF-TYPE1-CRC data --pi-file pi
+	cat >journal.py <<'PY'
+import os, socket, subprocess, sys
+os.makedirs("/run/systemd/journal", exist_ok=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/run/systemd/journal/socket")
+rc = subprocess.run(sys.argv[1:]).returncode
+s.setblocking(False)
+while True:
+    try:
+        print(s.recv(1 << 20).decode(errors="replace"))
+    except BlockingIOError:
+        break
+sys.exit(rc)
+PY
+	run unshare -m --propagation private sh -c 'mount -t tmpfs none /run && exec python3 journal.py "$@"' sh \
+		"$INTEGRITYCTL" scrub -q --no-state --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	# started (…1) and finished (…3), with the caller's place in the source
+	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c01"
+	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c03"
+	assert_line --regexp '^CODE_FILE=.*cmd/scrub\.c$'
+	assert_line "INTEGRITY_DEVICE=data"
 }

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBSYSTEMD
-#include <systemd/sd-journal.h>
+#include "journal.h"
 #endif
 
 #include "cmd.h"

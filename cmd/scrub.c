@@ -1067,7 +1067,7 @@ static void draw_batch(struct batch *b, bool final)
 
 static void report_total_human(FILE *out, struct batch *b)
 {
-	uint64_t checked = 0, bytes = 0, bad = 0, io = 0;
+	uint64_t bytes = 0, bad = 0, io = 0;
 	size_t complete = 0, stopped = 0, failed = 0;
 	char a[32], c[32], d[32];
 
@@ -1075,7 +1075,6 @@ static void report_total_human(FILE *out, struct batch *b)
 		struct run *run = &b->runs[i];
 		if (run->scrub) {
 			const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
-			checked += p->done - p->resumed_from;
 			bytes += (p->done - p->resumed_from) * integrity_scrub_block_size(run->scrub);
 			bad += p->bad_blocks;
 			io += p->io_errors;
@@ -1096,7 +1095,6 @@ static void report_total_human(FILE *out, struct batch *b)
 		format_duration(wall, c, sizeof(c)), format_size(wall > 0 ? (uint64_t)((double)bytes / wall) : 0, d,
 								  sizeof(d)),
 		bad, io);
-	(void)checked;
 }
 
 /* A target that was not scrubbed (stopped before its turn, or it could

@@ -136,6 +136,10 @@ read_runs() {
 	FAULT_FILE=a FAULT_STOP_READ=2:INT run --separate-stderr \
 		faulted "$INTEGRITYCTL" scrub -J --state-dir state --io-size 16K "${fmt[@]}" a a
 	assert_failure 4
+	# The same image twice is one disk: the second waits its turn, which the
+	# stop takes away.
+	[ "$(jq -r '[.devices[].status] | join(",")' <<<"$output")" = interrupted,not-started ]
+	[ "$(jq -r '.totals.not_started' <<<"$output")" = 1 ]
 	run --separate-stderr ictl scrub -J --state-dir state "${fmt[@]}" a b
 	assert_failure 1
 	[ "$(jq -r '.devices[0].resumed_from > 0' <<<"$output")" = true ]
@@ -158,4 +162,19 @@ read_runs() {
 	awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 0.95) }'
 	run ictl scrub --no-state --rate-per-device 0 "${fmt[@]}" a b
 	assert_failure 2
+}
+
+@test "progress: a line per target, with its percentage and bad blocks; none with --progress never" {
+	image a 1048576 11
+	image b 1048576 12
+	ictl -q pi inject "${fmt[@]}" --block 9 --tag guard b
+	run --separate-stderr ictl scrub --no-state --progress always "${fmt[@]}" a b
+	assert_failure 1
+	# Not a terminal: plain lines, the last of each target at the end.
+	grep -qx 'a  100.0%  .*/s  ETA -  bad 0  done' <<<"$stderr"
+	grep -qx 'b  100.0%  .*/s  ETA -  bad 1  done' <<<"$stderr"
+	refute grep -q $'\r' <<<"$stderr"
+	run --separate-stderr ictl scrub -q --no-state --progress never "${fmt[@]}" a b
+	assert_failure 1
+	[ -z "$stderr" ]
 }

@@ -13,7 +13,7 @@
  *                            several targets scrubbed at once by one process
  *   FAULT_STOP_READ=N:SIG    before the Nth read of the files (from 1, all files
  *                            counted together), send SIG (INT, TERM or KILL) to
- *                            the process
+ *                            the thread making it
  *   FAULT_LOG=PATH           append "read K" for each read of file K (0 for
  *                            FAULT_FILE), one write each: the order of the reads
  *                            of several threads, for a test to check
@@ -187,6 +187,14 @@ static struct file *target_of(int fd)
 	return NULL;
 }
 
+/* The signal goes to the thread that reads or sleeps, so that it is
+ * handled before that thread's next step, as in a process of one thread: a
+ * signal sent to the process may be handled by another thread later. */
+static void stop_here(int sig)
+{
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
 static void log_line(const char *what, int k)
 {
 	char line[64];
@@ -216,7 +224,7 @@ static bool before_read(struct file *f, uint64_t off, uint64_t len)
 	__atomic_add_fetch(&f->reads, 1, __ATOMIC_SEQ_CST);
 	log_line("read", k);
 	if (fault.stop_read && __atomic_add_fetch(&fault.reads, 1, __ATOMIC_SEQ_CST) == fault.stop_read)
-		kill(getpid(), fault.stop_read_sig);
+		stop_here(fault.stop_read_sig);
 	for (size_t i = 0; i < f->neio; i++)
 		if (off < f->eio[i].off + f->eio[i].len && f->eio[i].off < off + len)
 			return true;
@@ -326,6 +334,6 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 	REAL(nanosleep, nanosleep_fn);
 	if (fault.active && fault.stop_sleep &&
 	    __atomic_add_fetch(&fault.sleeps, 1, __ATOMIC_SEQ_CST) == fault.stop_sleep)
-		kill(getpid(), fault.stop_sleep_sig);
+		stop_here(fault.stop_sleep_sig);
 	return real_nanosleep(req, rem);
 }

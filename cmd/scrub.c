@@ -2,8 +2,8 @@
 /* integrityctl scrub: find every block whose protection does not match. */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -875,56 +875,41 @@ static int add_disk(struct run *run, const char *key)
 	return 0;
 }
 
-/* The whole disks under the sysfs block device dir: its own disk for a
- * partition, its slaves' disks for md and dm, recursively. */
-static int add_sysfs_disks(struct run *run, const char *dir, unsigned depth)
+/* The whole disks under the block device spec: its own disk for a
+ * partition, its members' disks for md and dm, recursively. */
+static int add_stack_disks(struct run *run, struct integrity_context *ctx, const char *spec, unsigned depth)
 {
-	char path[PATH_MAX], real[PATH_MAX];
-	struct stat st;
+	struct integrity_device *dev;
+	struct integrity_stack *st;
+	int r;
 
 	if (depth > 16)
 		return -ELOOP;
-	if ((size_t)snprintf(path, sizeof(path), "%s/partition", dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	if (stat(path, &st) == 0) {
-		snprintf(path, sizeof(path), "%s/..", dir);
-		if (!realpath(path, real))
-			return -errno;
-		return add_sysfs_disks(run, real, depth + 1);
-	}
-	snprintf(path, sizeof(path), "%s/slaves", dir);
-	DIR *d = opendir(path);
-	bool slaves = false;
-	int r = 0;
-	if (d) {
-		struct dirent *de;
-		while (r == 0 && (de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			char slave[PATH_MAX + 300];
-			snprintf(slave, sizeof(slave), "%s/%s", path, de->d_name);
-			if (!realpath(slave, real))
-				continue;
-			slaves = true;
-			r = add_sysfs_disks(run, real, depth + 1);
-		}
-		closedir(d);
-	}
-	if (r < 0 || slaves)
+	r = integrity_device_new(ctx, spec, &dev);
+	if (r < 0)
 		return r;
-	const char *name = strrchr(dir, '/');
-	char key[PATH_MAX];
-	snprintf(key, sizeof(key), "disk:%s", name ? name + 1 : dir);
-	return add_disk(run, key);
+	r = integrity_stack_new(dev, &st);
+	if (r == 0) {
+		size_t n = integrity_stack_below_count(st);
+		for (size_t i = 0; r == 0 && i < n; i++)
+			r = add_stack_disks(run, ctx, integrity_stack_below(st, i), depth + 1);
+		if (r == 0 && !n) {
+			char key[300];
+			snprintf(key, sizeof(key), "disk:%s", integrity_device_name(dev));
+			r = add_disk(run, key);
+		}
+		integrity_stack_free(st);
+	}
+	integrity_device_free(dev);
+	return r;
 }
 
 /* What two targets must not share while scrubbed at the same time: the
- * whole disks under a block device, an image file itself.  The one place
- * that knows how block devices stack. */
-static int target_disks(struct run *run)
+ * whole disks under a block device, an image file itself. */
+static int target_disks(struct run *run, struct integrity_context *ctx)
 {
 	struct stat st;
-	char key[PATH_MAX], real[PATH_MAX];
+	char key[PATH_MAX];
 
 	if (stat(run->target, &st) < 0)
 		return add_disk(run, run->target);	/* its scrub will say why */
@@ -932,9 +917,8 @@ static int target_disks(struct run *run)
 		snprintf(key, sizeof(key), "file:%lx:%lu", (unsigned long)st.st_dev, (unsigned long)st.st_ino);
 		return add_disk(run, key);
 	}
-	snprintf(key, sizeof(key), "%s/dev/block/%u:%u", gopt.sysfs_root ? gopt.sysfs_root : "/sys",
-		 major(st.st_rdev), minor(st.st_rdev));
-	if (realpath(key, real) && add_sysfs_disks(run, real, 0) == 0 && run->ndisks)
+	snprintf(key, sizeof(key), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (ctx && add_stack_disks(run, ctx, key, 0) == 0 && run->ndisks)
 		return 0;
 	/* Unknown to sysfs: the device itself. */
 	snprintf(key, sizeof(key), "dev:%u:%u", major(st.st_rdev), minor(st.st_rdev));
@@ -1185,30 +1169,29 @@ static int scrub_many(const char *const *targets, size_t n, const struct integri
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
 	pthread_mutex_init(&b.lock, NULL);
 	pthread_cond_init(&b.changed, NULL);
+	struct integrity_context *ctx = NULL;
+	if (integrity_context_new(&ctx, gopt.sysfs_root) < 0)
+		ctx = NULL;	/* every block device is then a disk of its own */
 	for (size_t i = 0; i < n; i++) {
 		struct run *run = &b.runs[i];
 		run->target = targets[i];
 		run->params = *params;
 		run->code = -1;
 		run->batch = &b;
-		if (target_disks(run) < 0) {
+		if (target_disks(run, ctx) < 0) {
+			integrity_context_free(ctx);
 			ret = fail(EXIT_FAIL, run->target, -ENOMEM, "cannot scrub");
 			goto out;
 		}
-		if (lines) {
-			struct integrity_context *ctx;
-			struct integrity_device *dev;
-			if (integrity_context_new(&ctx, gopt.sysfs_root) == 0) {
-				if (integrity_device_new(ctx, run->target, &dev) == 0) {
-					const char *st = integrity_device_stable_name(dev);
-					if (st && strcmp(st, run->target) != 0)
-						run->stable = strdup(st);
-					integrity_device_free(dev);
-				}
-				integrity_context_free(ctx);
-			}
+		struct integrity_device *dev;
+		if (lines && ctx && integrity_device_new(ctx, run->target, &dev) == 0) {
+			const char *st = integrity_device_stable_name(dev);
+			if (st && strcmp(st, run->target) != 0)
+				run->stable = strdup(st);
+			integrity_device_free(dev);
 		}
 	}
+	integrity_context_free(ctx);
 	if (!jobs || jobs > n)
 		jobs = (unsigned)n;
 	b.started = now_monotonic();

@@ -20,6 +20,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${dmname:-}" ] || dmsetup remove "$dmname" 2>/dev/null || true
 	[ -z "${loopdev:-}" ] || { partx -d "$loopdev" 2>/dev/null || true; losetup -d "$loopdev"; }
 	[ -z "${loop2:-}" ] || losetup -d "$loop2"
 }
@@ -81,6 +82,20 @@ read_runs() {
 	[ "$(jq -r '[.devices[].status] | join(",")' <<<"$output")" = complete,complete,complete ]
 	[ "$(awk '$1 == "read" && $2 != 2 { print $2 }' log | uniq | tr '\n' ' ')" = "0 1 " ]
 	grep -q 'read 2' log
+	# A device-mapper device over p1 sits on the same disk as p2.
+	command -v dmsetup >/dev/null || skip "dmsetup is needed for the stacked case"
+	dmname=scrub-parallel-$$
+	dmsetup create "$dmname" --table "0 $(blockdev --getsz "${loopdev}p1") linear ${loopdev}p1 0" ||
+		skip "no device-mapper here"
+	rm log
+	FAULT_FILE=/dev/mapper/$dmname FAULT_FILE_1=${loopdev}p2 FAULT_FILE_2=$loop2 FAULT_HOLD=0:2 \
+		run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --method kernel --io-engine pread \
+		--io-size 64K "/dev/mapper/$dmname" "${loopdev}p2" "$loop2"
+	dmsetup remove "$dmname"
+	dmname=
+	assert_success
+	refute grep -q hold-timeout log
+	[ "$(awk '$1 == "read" && $2 != 2 { print $2 }' log | uniq | tr '\n' ' ')" = "0 1 " ]
 }
 
 @test "-J: one JSON document, a report per target and totals that add up" {

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "stack.h"
 
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
@@ -204,6 +205,29 @@ static int device_by_name(struct integrity_context *ctx, const char *name,
 		return device_load(ctx, NULL, name, NULL, devp);
 	if (find_partition_disk(ctx, name, disk, sizeof(disk)) == 0)
 		return device_load(ctx, disk, name, NULL, devp);
+	/* A device-mapper name, as in /dev/mapper. */
+	if (stack_find_dm_name(ctx, name, disk, sizeof(disk)) == 0)
+		return device_load(ctx, NULL, disk, NULL, devp);
+	return -ENODEV;
+}
+
+/* Names that are not kernel names nor paths to a node: /dev/mapper/NAME,
+ * /dev/VG/LV and VG/LV (LVM's device-mapper names), /dev/NAME. */
+static int device_by_other_name(struct integrity_context *ctx, const char *spec,
+				struct integrity_device **devp)
+{
+	char dm[NAME_MAX + 1];
+
+	if (strncmp(spec, "/dev/mapper/", 12) == 0)
+		return device_by_name(ctx, spec + 12, devp);
+	if (strncmp(spec, "/dev/", 5) == 0) {
+		spec += 5;
+		if (!strchr(spec, '/'))
+			return device_by_name(ctx, spec, devp);
+	}
+	if (spec[0] != '/' && stack_lvm_dm_name(spec, dm, sizeof(dm)) == 0 &&
+	    stack_find_dm_name(ctx, dm, dm, sizeof(dm)) == 0)
+		return device_load(ctx, NULL, dm, NULL, devp);
 	return -ENODEV;
 }
 
@@ -242,8 +266,14 @@ INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const c
 
 	/* A path: a device node or a link to one (/dev/disk/by-*, /dev/mapper). */
 	struct stat st;
-	if (stat(spec, &st) < 0)
-		return -errno;
+	if (stat(spec, &st) < 0) {
+		int r = -errno;
+		if (r != -ENOENT)
+			return r;
+		r = device_by_other_name(ctx, spec, devp);
+		/* Not a path: a name that names nothing. */
+		return r == -ENODEV && spec[0] == '/' ? -ENOENT : r;
+	}
 	if (!S_ISBLK(st.st_mode))
 		return -ENOTBLK;
 	if (ctx->live)
@@ -468,7 +498,8 @@ static int link_rank(const char *link)
 {
 	static const char *const order[] = {
 		"/dev/disk/by-id/wwn-",  "/dev/disk/by-id/nvme-eui.", "/dev/disk/by-id/nvme-",
-		"/dev/disk/by-id/scsi-3", "/dev/disk/by-id/",         "/dev/disk/by-partuuid/",
+		"/dev/disk/by-id/scsi-3", "/dev/disk/by-id/dm-uuid-", "/dev/disk/by-id/md-uuid-",
+		"/dev/disk/by-id/",      "/dev/disk/by-partuuid/",
 		"/dev/disk/by-path/",    "/dev/disk/by-uuid/",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
@@ -558,6 +589,20 @@ static char *stable_from_wwid(struct integrity_device *dev)
 	return strdup(name);
 }
 
+/* md's and device-mapper's by-id names, from their UUIDs (dm: else the
+ * name), as 13-dm-disk.rules and 63-md-raid-arrays.rules make them. */
+static char *stable_from_stack(const struct integrity_device *dev)
+{
+	char id[PATH_MAX - 32], name[PATH_MAX];
+
+	if (stack_stable_name(dev->diskdir, id, sizeof(id)) < 0)
+		return NULL;
+	if (dev->partno)
+		return path_printf(name, sizeof(name), "/dev/disk/by-id/%s-part%u", id, dev->partno) < 0
+			       ? NULL : strdup(name);
+	return path_printf(name, sizeof(name), "/dev/disk/by-id/%s", id) < 0 ? NULL : strdup(name);
+}
+
 INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity_device *cdev)
 {
 	struct integrity_device *dev = (struct integrity_device *)cdev;
@@ -566,6 +611,8 @@ INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity
 		dev->stable = stable_from_udev(dev);
 		if (!dev->stable)
 			dev->stable = stable_from_wwid(dev);
+		if (!dev->stable)
+			dev->stable = stable_from_stack(dev);
 		dev->stable_done = true;
 	}
 	return dev->stable;
@@ -594,6 +641,9 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 
 	if (dev->partno)
 		return -EINVAL;
+	/* bio-based drivers: the flags only act where a request is made. */
+	if (exists(dev->diskdir, "md") || exists(dev->diskdir, "dm"))
+		return -EMEDIUMTYPE;
 	integrity_device_kernel_state(dev, &st);
 	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
 		return -EOPNOTSUPP;

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libintegrity: checking every block of a device, a partition or an image.
+ * Included by <libintegrity.h>; may be included alone.
+ */
+#ifndef LIBINTEGRITY_API_SCRUB_H
+#define LIBINTEGRITY_API_SCRUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "pi.h"
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Scrub: check every block of a device, a partition or an image
+ * ------------------------------------------------------------------------ */
+
+enum integrity_scrub_method {
+	INTEGRITY_SCRUB_AUTO = 0,
+	INTEGRITY_SCRUB_DEVICE,		/* the drive checks its medium and PI itself */
+	INTEGRITY_SCRUB_HOST,		/* data and PI come here; tags checked here */
+	INTEGRITY_SCRUB_KERNEL,		/* O_DIRECT reads, the block layer verifies */
+};
+
+const char *integrity_scrub_method_name(enum integrity_scrub_method method);
+int integrity_scrub_method_from_name(const char *name, enum integrity_scrub_method *method);
+
+enum integrity_scrub_error_kind {
+	INTEGRITY_SCRUB_ERR_TAG = 0,	/* a tag did not match: tag, expected, found */
+	INTEGRITY_SCRUB_ERR_PROTECTION,	/* the kernel or device reported a PI error */
+	INTEGRITY_SCRUB_ERR_IO,		/* the block could not be read */
+};
+
+const char *integrity_scrub_error_kind_name(enum integrity_scrub_error_kind kind);
+
+/* A bad block, or a run of consecutive ones failing the same way. */
+struct integrity_scrub_error {
+	uint64_t lba;			/* first whole-device LBA (image: block + seed) */
+	enum integrity_scrub_error_kind kind;
+	enum integrity_tag tag;		/* ERR_TAG; ERR_PROTECTION when tag_known */
+	bool tag_known;			/* ERR_PROTECTION: the device named the failed check */
+	uint64_t expected;		/* ERR_TAG */
+	uint64_t found;			/* ERR_TAG */
+	int err;			/* ERR_PROTECTION, ERR_IO: positive errno */
+	uint32_t device_status;		/* NVMe status (SCT << 8 | SC) or SCSI category, 0 if none */
+	unsigned partno;		/* partition holding the LBA, 0 if none */
+	uint64_t part_offset;		/* LBA inside that partition */
+	uint64_t count;			/* blocks in the run, from lba; expected and
+					 * found are the first block's */
+};
+
+/* How data is read by the kernel and host methods. */
+enum integrity_scrub_io_engine {
+	INTEGRITY_SCRUB_IO_AUTO = 0,	/* io_uring where it works, else pread */
+	INTEGRITY_SCRUB_IO_PREAD,
+	INTEGRITY_SCRUB_IO_URING,
+};
+
+struct integrity_scrub_params {
+	const char *target;		/* block device or image file */
+	enum integrity_scrub_method method;
+	/* Protection described by hand (images, or a device with external
+	 * PI): profile set means "verify here with these parameters". */
+	struct integrity_pi_params pi;
+	const char *pi_file;		/* DIX: metadata in this file */
+	uint64_t range_start;		/* in blocks of the target */
+	uint64_t range_length;		/* 0: to the end */
+	uint64_t rate;			/* bytes per second, 0: unlimited */
+	uint32_t io_size;		/* bytes per request, 0: 1 MiB */
+	unsigned queue_depth;		/* requests in flight, 0: 4 */
+	const char *state_dir;		/* checkpoint directory, NULL: none */
+	bool restart;			/* ignore a saved checkpoint */
+	double duration;		/* seconds of scrubbing per run, 0: no limit */
+	double checkpoint_interval;	/* seconds between checkpoints, 0: 2 */
+	enum integrity_scrub_io_engine io_engine;
+	bool wait;			/* another scrub of the target: wait for it */
+};
+
+struct integrity_scrub_progress {
+	uint64_t start;			/* range, in blocks of the target */
+	uint64_t end;
+	uint64_t done;			/* every block below this one is checked */
+	uint64_t resumed_from;		/* where this run started */
+	uint64_t blocks_checked;	/* all runs of this scrub */
+	uint64_t bytes_checked;
+	uint64_t bad_blocks;
+	uint64_t io_errors;
+	double elapsed;			/* seconds spent scrubbing, all runs */
+	double run_elapsed;		/* seconds spent scrubbing, this run */
+};
+
+struct integrity_scrub_callbacks {
+	/* After every request; may be NULL. */
+	void (*progress)(void *data, const struct integrity_scrub_progress *p);
+	/* For every bad block as it is found; may be NULL. */
+	void (*error)(void *data, const struct integrity_scrub_error *e);
+	/* Polled between requests: true stops the scrub, saved. */
+	bool (*should_stop)(void *data);
+	void *data;
+};
+
+struct integrity_scrub;
+
+/* Opens the target, chooses the method, locks the target's state and
+ * loads a checkpoint that matches the target (same identity, capacity,
+ * block size, format, method and range); one that does not is not used
+ * and integrity_scrub_note() says why (an invalid one is renamed to
+ * NAME.scrub.invalid).  -EBUSY: another scrub holds the target; *scrub is
+ * then still set, for integrity_scrub_lock_holder(), and must be freed. */
+int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_context *ctx,
+			      const struct integrity_scrub_params *params, size_t params_size);
+#define integrity_scrub_new(scrub, ctx, params) \
+	integrity_scrub_new_sized((scrub), (ctx), (params), sizeof(*(params)))
+/* The process holding the target's lock after -EBUSY, 0 if unknown. */
+int integrity_scrub_lock_holder(const struct integrity_scrub *scrub);
+/* What failed, in words, after integrity_scrub_new or _run failed (the
+ * checkpoint file that could not be written, the command the device
+ * rejected), or NULL. */
+const char *integrity_scrub_failure(const struct integrity_scrub *scrub);
+void integrity_scrub_free(struct integrity_scrub *scrub);
+
+/* 0 when the range was walked to its end, -EINTR when should_stop asked,
+ * -ETIME when the duration ran out (both saved: run again to resume),
+ * another -errno when the scrub could not go on. */
+int integrity_scrub_run(struct integrity_scrub *scrub, const struct integrity_scrub_callbacks *cb);
+
+enum integrity_scrub_method integrity_scrub_get_method(const struct integrity_scrub *scrub);
+/* The stable identity the checkpoint is keyed by (WWN, EUI-64, serial, path). */
+const char *integrity_scrub_identity(const struct integrity_scrub *scrub);
+/* The protection being checked: a profile name, or "none" (read errors only). */
+const char *integrity_scrub_protection(const struct integrity_scrub *scrub);
+uint32_t integrity_scrub_block_size(const struct integrity_scrub *scrub);
+uint64_t integrity_scrub_blocks(const struct integrity_scrub *scrub);	/* of the target */
+/* Whole-device LBA of the target's block 0 (a partition's start). */
+uint64_t integrity_scrub_lba_base(const struct integrity_scrub *scrub);
+/* The checkpoint file, NULL without a state directory. */
+const char *integrity_scrub_state_path(const struct integrity_scrub *scrub);
+/* A remark for the user (a discarded checkpoint, a resumed one), or NULL. */
+const char *integrity_scrub_note(const struct integrity_scrub *scrub);
+const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct integrity_scrub *scrub);
+/* Every bad block found so far, this run and the runs it resumes. */
+const struct integrity_scrub_error *integrity_scrub_errors(const struct integrity_scrub *scrub,
+							   size_t *count);
+
+/* A rate budget that several scrubs draw from, in bytes per second, so that
+ * scrubs running at the same time (one per thread) share one total rate.
+ * Requests are granted in the order they are asked for, so each scrub gets
+ * a fair share and one slower than its share leaves the rest to the others.
+ * Thread-safe; it must outlive every scrub that uses it. */
+struct integrity_scrub_budget;
+int integrity_scrub_budget_new(struct integrity_scrub_budget **budget, uint64_t rate);
+void integrity_scrub_budget_free(struct integrity_scrub_budget *budget);
+/* Draw this scrub's bytes from budget too (NULL: no longer); the
+ * scrub's own params.rate, when set, still caps it alone.  Every method's
+ * bytes count, device-side verification included.  Before _run. */
+void integrity_scrub_set_budget(struct integrity_scrub *scrub, struct integrity_scrub_budget *budget);
+
+/* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
+struct integrity_scrub_state {
+	char identity[256];
+	char target[256];
+	char method[16];
+	char protection[32];
+	char status[16];		/* "running", "interrupted", "complete", "invalid" */
+	uint32_t block_size;
+	uint64_t blocks;
+	struct integrity_scrub_progress progress;
+	int64_t started;		/* Unix time */
+	int64_t updated;
+	size_t nerrors;
+};
+/* Every state file in dir; *states is malloc'ed. */
+int integrity_scrub_states(const char *dir, struct integrity_scrub_state **states, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBINTEGRITY_API_SCRUB_H */

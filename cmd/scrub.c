@@ -658,6 +658,10 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 		return_code = fail(EXIT_FAIL, NULL, r, "cannot set up");
 		goto done;
 	}
+	/* A name that is not a file: the node of the device it names. */
+	char node[4096];
+	if (integrity_device_path(run.ctx, target, node, sizeof(node)) == 0)
+		target = node;
 	run.target = target;
 	params->target = target;
 	if (o.range) {

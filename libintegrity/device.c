@@ -656,6 +656,10 @@ static char *stable_from_stack(const struct integrity_device *dev)
 {
 	char id[PATH_MAX - 32], name[PATH_MAX];
 
+	/* Only md and dm have them: no look for the others (a listing's
+	 * hundreds of partitions). */
+	if (strcmp(dev->transport, "dm") != 0 && strcmp(dev->transport, "md") != 0)
+		return NULL;
 	if (stack_stable_name(dev->diskdir, id, sizeof(id)) < 0)
 		return NULL;
 	if (dev->partno)

@@ -1321,6 +1321,35 @@ static int scrub_all(const struct integrity_scrub_params *params, unsigned jobs,
 	return ret;
 }
 
+/* Each TARGET as a path: a name that is not a file (nvme3n1, md0, lin1,
+ * vg/lv) becomes the node of the device it names.  0, or the exit code. */
+static int target_nodes(const char *const *args, size_t n, char ***nodes)
+{
+	struct integrity_context *ctx = NULL;
+	char node[PATH_MAX];
+
+	int r = integrity_context_new(&ctx, gopt.sysfs_root);
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	*nodes = calloc(n ? n : 1, sizeof(**nodes));
+	if (!*nodes) {
+		integrity_context_free(ctx);
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot set up");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *t = args[i];
+		if (integrity_device_path(ctx, t, node, sizeof(node)) == 0)
+			t = node;
+		(*nodes)[i] = strdup(t);
+		if (!(*nodes)[i]) {
+			integrity_context_free(ctx);
+			return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot set up");
+		}
+	}
+	integrity_context_free(ctx);
+	return 0;
+}
+
 int cmd_scrub(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -1366,6 +1395,7 @@ int cmd_scrub(int argc, const char **argv)
 	};
 	struct integrity_scrub_params params = { 0 };
 	struct integrity_scrub_budget *budget = NULL;
+	char **nodes = NULL;
 	uint64_t rate = 0;
 	unsigned jobs = 0;
 	poptContext pc;
@@ -1498,11 +1528,14 @@ int cmd_scrub(int argc, const char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (o.all)
 		ret = scrub_all(&params, jobs, progress_bar, budget);
-	else if (ntargets > 1)
-		ret = scrub_many(args, ntargets, &params, jobs, progress_bar, budget);
-	else
-		ret = scrub_one(args[0], &params, progress_bar, budget);
+	else if ((ret = target_nodes(args, ntargets, &nodes)) == 0 && ntargets > 1)
+		ret = scrub_many((const char *const *)nodes, ntargets, &params, jobs, progress_bar, budget);
+	else if (ret == 0)
+		ret = scrub_one(nodes[0], &params, progress_bar, budget);
 out:
+	for (size_t i = 0; nodes && i < ntargets; i++)
+		free(nodes[i]);
+	free(nodes);
 	integrity_scrub_budget_free(budget);
 	poptFreeContext(pc);
 	return ret;

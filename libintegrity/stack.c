@@ -72,10 +72,12 @@ static int read_links(const char *dir, const char *sub, struct strv *out)
 	return r;
 }
 
-/* A disk's partitions: subdirectories with a "partition" attribute. */
-static int read_partitions(const char *dir, struct strv *out)
+/* A disk's partitions: the subdirectories named <disk><N> or <disk>p<N>
+ * (the kernel's names; nothing else in the directory starts so), without
+ * a look at each one's "partition" attribute. */
+static int read_partitions(const char *dir, const char *disk, struct strv *out)
 {
-	char attr[PATH_MAX];
+	size_t len = strlen(disk);
 	struct dirent *de;
 	int r = 0;
 
@@ -83,9 +85,12 @@ static int read_partitions(const char *dir, struct strv *out)
 	if (!d)
 		return -errno;
 	while (r == 0 && (de = readdir(d))) {
-		if (de->d_name[0] == '.' ||
-		    path_printf(attr, sizeof(attr), "%s/%s/partition", dir, de->d_name) < 0 ||
-		    access(attr, F_OK) < 0)
+		const char *tail = de->d_name + len;
+		if (strncmp(de->d_name, disk, len) != 0)
+			continue;
+		if (*tail == 'p')
+			tail++;
+		if (!*tail || strspn(tail, "0123456789") != strlen(tail))
 			continue;
 		r = strv_push(out, de->d_name);
 	}
@@ -269,7 +274,7 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 	} else {
 		r = read_links(dev->dir, "slaves", &s->below);
 		if (r == 0)
-			r = read_partitions(dev->dir, &s->above);
+			r = read_partitions(dev->dir, dev->name, &s->above);
 		s->nparts = s->above.n;
 		if (path_printf(sub, sizeof(sub), "%s/dm", dev->dir) == 0 && access(sub, F_OK) == 0)
 			s->kind = INTEGRITY_STACK_DM;

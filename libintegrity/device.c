@@ -448,8 +448,7 @@ INTEGRITY_EXPORT unsigned integrity_device_logical_block_size(const struct integ
 	return dev->lbs;
 }
 
-INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device *dev,
-						   struct integrity_kernel_state *st)
+static int kernel_state_read(const struct integrity_device *dev, struct integrity_kernel_state *st)
 {
 	char dir[PATH_MAX];
 	uint64_t v;
@@ -470,6 +469,15 @@ INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device
 	st->write_generate = sysfs_read_int(dir, "write_generate", -1);
 	st->device_capable = sysfs_read_int(dir, "device_is_integrity_capable", -1);
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_kernel_state_sized(const struct integrity_device *dev,
+							 struct integrity_kernel_state *st, size_t size)
+{
+	struct integrity_kernel_state full;
+	int r = kernel_state_read(dev, &full);
+
+	return r < 0 ? r : struct_copy_out(st, size, &full, sizeof(full));
 }
 
 /* The scsi_disk directory of a SCSI disk: device/scsi_disk/<H:C:T:L>. */

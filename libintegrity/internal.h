@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "libintegrity.h"
@@ -16,6 +17,37 @@
 
 /* The library builds with -fvisibility=hidden; public symbols say so. */
 #define INTEGRITY_EXPORT __attribute__((visibility("default")))
+
+/*
+ * A struct the caller allocates reaches the library with the caller's
+ * sizeof (the public header's macros pass it), so that it can grow at its
+ * end without a new SONAME.  In: an older caller's shorter struct reads as
+ * zero in the fields added since; a newer caller's longer one is refused
+ * (-E2BIG) unless the bytes this library does not know are zero.  Out: as
+ * many bytes as the caller's struct has.
+ */
+static inline int struct_copy_in(void *dst, size_t dsize, const void *src, size_t ssize)
+{
+	const unsigned char *extra = (const unsigned char *)src + dsize;
+
+	if (!src || ssize == 0)
+		return -EINVAL;
+	for (size_t i = 0; dsize + i < ssize; i++)
+		if (extra[i])
+			return -E2BIG;
+	memset(dst, 0, dsize);
+	memcpy(dst, src, ssize < dsize ? ssize : dsize);
+	return 0;
+}
+
+static inline int struct_copy_out(void *dst, size_t dsize, const void *src, size_t ssize)
+{
+	if (!dst || dsize == 0)
+		return -EINVAL;
+	memset(dst, 0, dsize);
+	memcpy(dst, src, dsize < ssize ? dsize : ssize);
+	return 0;
+}
 
 /* snprintf for names and paths: -ENAMETOOLONG instead of a truncated one. */
 static inline __attribute__((format(printf, 3, 4))) int

@@ -712,8 +712,8 @@ static int load_checkpoint(struct integrity_scrub *s)
 	return 0;
 }
 
-INTEGRITY_EXPORT int integrity_scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
-					 const struct integrity_scrub_params *p)
+static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
+		     const struct integrity_scrub_params *p)
 {
 	struct integrity_scrub *s;
 	struct stat st;
@@ -782,6 +782,16 @@ INTEGRITY_EXPORT int integrity_scrub_new(struct integrity_scrub **sp, struct int
 fail:
 	integrity_scrub_free(s);
 	return r;
+}
+
+INTEGRITY_EXPORT int integrity_scrub_new_sized(struct integrity_scrub **sp, struct integrity_context *ctx,
+					       const struct integrity_scrub_params *params, size_t size)
+{
+	struct integrity_scrub_params p;
+	int r = struct_copy_in(&p, sizeof(p), params, size);
+
+	*sp = NULL;
+	return r < 0 ? r : scrub_new(sp, ctx, &p);
 }
 
 INTEGRITY_EXPORT void integrity_scrub_free(struct integrity_scrub *s)

@@ -21,6 +21,7 @@
 #include <isa-l/crc64.h>
 
 #include "libintegrity.h"
+#include "util/macro.h"
 
 struct bench {
 	uint8_t *data;
@@ -36,8 +37,8 @@ struct bench_case {
 	const char *ref_name;
 	size_t block;
 	/* One pass over the data; the return value feeds a sink. */
-	uint64_t (*ours)(struct bench *b, size_t block, void *arg);
-	uint64_t (*ref)(struct bench *b, size_t block, void *arg);
+	uint64_t (*ours)(struct bench *b, size_t block, _unused_ void *arg);
+	uint64_t (*ref)(struct bench *b, size_t block, _unused_ void *arg);
 	/* Verify cases: set up a PI context and generate PI before timing. */
 	bool pi;
 };
@@ -54,13 +55,13 @@ static double now(void)
 
 /* ---------------------------------------------------------------- passes */
 
-static uint64_t ours_verify(struct bench *b, size_t block, void *arg)
+static uint64_t ours_verify(struct bench *b, size_t block, _unused_ void *arg)
 {
 	return (uint64_t)integrity_pi_verify(arg, b->data, b->md, b->size / block, 0, NULL, 0,
 					     false);
 }
 
-static uint64_t ref_crc16(struct bench *b, size_t block, void *arg)
+static uint64_t ref_crc16(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 
@@ -69,7 +70,7 @@ static uint64_t ref_crc16(struct bench *b, size_t block, void *arg)
 	return acc;
 }
 
-static uint64_t ours_crc16(struct bench *b, size_t block, void *arg)
+static uint64_t ours_crc16(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 
@@ -78,7 +79,7 @@ static uint64_t ours_crc16(struct bench *b, size_t block, void *arg)
 	return acc;
 }
 
-static uint64_t ours_crc32c(struct bench *b, size_t block, void *arg)
+static uint64_t ours_crc32c(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 
@@ -87,7 +88,7 @@ static uint64_t ours_crc32c(struct bench *b, size_t block, void *arg)
 	return acc;
 }
 
-static uint64_t ref_crc32c(struct bench *b, size_t block, void *arg)
+static uint64_t ref_crc32c(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 
@@ -96,7 +97,7 @@ static uint64_t ref_crc32c(struct bench *b, size_t block, void *arg)
 	return acc;
 }
 
-static uint64_t ours_crc64(struct bench *b, size_t block, void *arg)
+static uint64_t ours_crc64(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 
@@ -105,7 +106,7 @@ static uint64_t ours_crc64(struct bench *b, size_t block, void *arg)
 	return acc;
 }
 
-static uint64_t ref_crc64(struct bench *b, size_t block, void *arg)
+static uint64_t ref_crc64(struct bench *b, size_t block, _unused_ void *arg)
 {
 	uint64_t acc = 0;
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "libintegrity.h"
+#include "util/alloc.h"
+#include "util/macro.h"
 
 /* Exit codes, shared by every command. */
 enum {
@@ -31,8 +33,6 @@ struct global_options {
 	int verbose;
 };
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
 extern struct global_options gopt;
 /* Included in every command's popt table. */
 extern struct poptOption global_option_table[];
@@ -45,6 +45,25 @@ extern struct poptOption global_option_table[];
 int fail(int code, const char *object, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Cleanup helpers for the handles the command holds: a variable declared
+ * _cleanup_(integrity_device_freep) is released on every return. */
+DEFINE_CLEANUP_FUNC(poptContext, poptFreeContext)
+DEFINE_CLEANUP_FUNC(struct integrity_context *, integrity_context_free)
+DEFINE_CLEANUP_FUNC(struct integrity_device *, integrity_device_free)
+DEFINE_CLEANUP_FUNC(struct integrity_resolve *, integrity_resolve_free)
+DEFINE_CLEANUP_FUNC(struct integrity_history *, integrity_history_free)
+DEFINE_CLEANUP_FUNC(struct integrity_policy *, integrity_policy_free)
+DEFINE_CLEANUP_FUNC(struct integrity_pi_ctx *, integrity_pi_ctx_free)
+DEFINE_CLEANUP_FUNC(struct integrity_scrub *, integrity_scrub_free)
+DEFINE_CLEANUP_FUNC(struct integrity_format_plan *, integrity_format_plan_free)
+DEFINE_CLEANUP_FUNC(struct integrity_part_disk *, integrity_part_disk_free)
+DEFINE_CLEANUP_FUNC(struct integrity_part_plan *, integrity_part_plan_free)
+#define _cleanup_popt_ _cleanup_(poptFreeContextp)
+
+/* A context (--sysfs-root) and the block device NAME names: 0, or the exit
+ * code with the message printed ("no such block device", "cannot look up"). */
+int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev);
 
 /* popt helpers: a context for argv, parsed; on a popt error print it and
  * return EXIT_USAGE.  Returns 0 and sets *ctx otherwise. */

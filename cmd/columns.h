@@ -6,6 +6,10 @@
 #include <libsmartcols.h>
 #include <stdio.h>
 
+#include "util/macro.h"
+
+DEFINE_CLEANUP_FUNC(struct libscols_table *, scols_unref_table)
+
 struct column_def {
 	const char *name;	/* heading; lower-cased as the JSON key */
 	double whint;		/* width hint, as in libsmartcols */

@@ -42,6 +42,20 @@ void warnx_obj(const char *object, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev)
+{
+	int r = integrity_context_new(ctx, gopt.sysfs_root);
+
+	*dev = NULL;
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	r = integrity_device_new(*ctx, name, dev);
+	if (r < 0)
+		return fail(EXIT_FAIL, name, r == -ENODEV ? 0 : r,
+			    r == -ENODEV ? "no such block device" : "cannot look up");
+	return 0;
+}
+
 int parse_options(poptContext *ctxp, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage)
 {

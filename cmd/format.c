@@ -418,14 +418,8 @@ int cmd_format(int argc, const char **argv)
 	if ((ret = parse_request(&req)) != 0)
 		goto out;
 
-	r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r == 0)
-		r = integrity_device_new(ctx, name, &dev);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, name, r == -ENODEV ? 0 : r,
-			   r == -ENODEV ? "no such block device" : "cannot look up");
+	if ((ret = open_device(name, &ctx, &dev)) != 0)
 		goto out;
-	}
 	name = integrity_device_name(dev);
 	if (integrity_device_partno(dev)) {
 		ret = fail(EXIT_FAIL, name, 0, "is a partition: a format applies to the whole disk (%s) and erases "

@@ -274,6 +274,33 @@ static void usage_help(poptContext pc, const size_t *defaults, size_t n)
 	putchar('\n');
 }
 
+/* What every subcommand does first: its options (name is "integrityctl
+ * part SUB", kept by popt), --help with the columns (help_columns are the
+ * defaults), and DEVICE followed by at least `extra` more arguments.  True
+ * with *pc and *dev set; false when the subcommand ends here (bad options,
+ * --help), with *pc freed and its exit code in *code. */
+static bool subcommand_start(poptContext *pc, const char *name, int argc, const char **argv,
+			     const struct poptOption *table, const char *usage,
+			     const size_t *help_columns, size_t nhelp, size_t extra, const char **dev,
+			     int *code)
+{
+	const char *sub = strrchr(name, ' ') + 1;
+
+	*code = parse_options(pc, name, argc, argv, table, usage);
+	if (*code)
+		return false;
+	if (o.help) {
+		usage_help(*pc, help_columns, nhelp);
+		*code = EXIT_CLEAN;
+	} else if ((*dev = one_device(*pc, sub, usage, extra))) {
+		return true;
+	} else {
+		*code = EXIT_USAGE;
+	}
+	poptFreeContext(*pc);
+	return false;
+}
+
 /* ------------------------------------------------------------------ list */
 
 static int part_list(int argc, const char **argv)
@@ -289,19 +316,11 @@ static int part_list(int argc, const char **argv)
 	poptContext pc;
 	int r;
 
-	r = parse_options(&pc, "integrityctl part list", argc, argv, table, "DEVICE");
-	if (r)
+	const char *dev;
+
+	if (!subcommand_start(&pc, "integrityctl part list", argc, argv, table, "DEVICE",
+			      list_columns, ARRAY_SIZE(list_columns), 0, &dev, &r))
 		return r;
-	if (o.help) {
-		usage_help(pc, list_columns, ARRAY_SIZE(list_columns));
-		poptFreeContext(pc);
-		return EXIT_CLEAN;
-	}
-	const char *dev = one_device(pc, "list", "DEVICE", 0);
-	if (!dev) {
-		poptFreeContext(pc);
-		return EXIT_USAGE;
-	}
 	struct libscols_table *tb = new_table(&set, list_columns, ARRAY_SIZE(list_columns),
 					      "partitions");
 	if (!tb) {
@@ -394,6 +413,47 @@ static int plan_made(int r, const char *dev, const struct integrity_part_error *
 	return r < 0 ? report(plan_exit_code(r), dev, e) : 0;
 }
 
+/* How create and delete show a plan and its outcome. */
+struct plan_output {
+	const char *verb;		/* "create": "create 3 partitions? [y/N]" */
+	const char *dry_run;		/* "planned": "3 partitions planned, nothing written" */
+	const size_t *plan_cols, *done_cols;
+	size_t nplan, ndone;
+	const char *plan_json, *done_json;
+};
+
+static const struct plan_output create_output = {
+	"create", "planned", plan_columns, created_columns, ARRAY_SIZE(plan_columns),
+	ARRAY_SIZE(created_columns), "plan", "partitions",
+};
+
+static const struct plan_output delete_output = {
+	"delete", "to delete", action_columns, action_columns, ARRAY_SIZE(action_columns),
+	ARRAY_SIZE(action_columns), "actions", "actions",
+};
+
+/* create and delete, once planned: show the plan (--dry-run), or confirm
+ * and apply it. */
+static int plan_finish(struct integrity_part_plan *plan, struct integrity_part_disk *d,
+		       const char *dev, const struct plan_output *out)
+{
+	size_t n = integrity_part_plan_count(plan);
+	char what[64];
+	int r;
+
+	if (o.dry_run) {
+		print_plan(plan, d, out->plan_cols, out->nplan, false, out->plan_json);
+		if (!gopt.quiet)
+			fprintf(stderr, "%s: dry run: %zu partition%s %s, nothing written\n", dev, n,
+				n == 1 ? "" : "s", out->dry_run);
+		return EXIT_CLEAN;
+	}
+	snprintf(what, sizeof(what), "%s %zu partition%s", out->verb, n, n == 1 ? "" : "s");
+	if ((r = confirm(dev, what)) != 0)
+		return r;
+	return apply(plan, d, dev, out->done_cols, out->ndone, out->done_json);
+}
+
 /* ------------------------------------------------------------------ create */
 
 static int part_create(int argc, const char **argv)
@@ -422,20 +482,13 @@ static int part_create(int argc, const char **argv)
 	struct integrity_part_plan *plan = NULL;
 	struct integrity_part_error e;
 	poptContext pc;
+	const char *dev;
 	int r, script_fd = -1;
 
-	r = parse_options(&pc, "integrityctl part create", argc, argv, table, usage);
-	if (r)
+	if (!subcommand_start(&pc, "integrityctl part create", argc, argv, table, usage,
+			      created_columns, ARRAY_SIZE(created_columns), 0, &dev, &r))
 		return r;
-	if (o.help) {
-		usage_help(pc, created_columns, ARRAY_SIZE(created_columns));
-		poptFreeContext(pc);
-		return EXIT_CLEAN;
-	}
-	const char *dev = one_device(pc, "create", usage, 0);
 	r = EXIT_USAGE;
-	if (!dev)
-		goto out;
 	struct integrity_part_spec spec = {
 		.label = o.label, .type = o.type, .name_prefix = o.name_prefix,
 	};
@@ -477,23 +530,8 @@ static int part_create(int argc, const char **argv)
 		r = integrity_part_plan_script(d, script_fd, o.label, &plan, &e);
 	else
 		r = integrity_part_plan_create(d, &spec, &plan, &e);
-	if ((r = plan_made(r, dev, &e)) != 0)
-		goto out;
-
-	size_t n = integrity_part_plan_count(plan);
-	if (o.dry_run) {
-		print_plan(plan, d, plan_columns, ARRAY_SIZE(plan_columns), false, "plan");
-		if (!gopt.quiet)
-			fprintf(stderr, "%s: dry run: %zu partition%s planned, nothing written\n", dev, n,
-				n == 1 ? "" : "s");
-		r = EXIT_CLEAN;
-		goto out;
-	}
-	char what[64];
-	snprintf(what, sizeof(what), "create %zu partition%s", n, n == 1 ? "" : "s");
-	if ((r = confirm(dev, what)) != 0)
-		goto out;
-	r = apply(plan, d, dev, created_columns, ARRAY_SIZE(created_columns), "partitions");
+	if ((r = plan_made(r, dev, &e)) == 0)
+		r = plan_finish(plan, d, dev, &create_output);
 out:
 	if (script_fd > STDIN_FILENO)
 		close(script_fd);
@@ -574,41 +612,19 @@ static int part_delete(int argc, const char **argv)
 	unsigned *numbers = NULL;
 	size_t n = 0;
 	poptContext pc;
+	const char *dev;
 	int r;
 
-	r = parse_options(&pc, "integrityctl part delete", argc, argv, table, usage);
-	if (r)
+	if (!subcommand_start(&pc, "integrityctl part delete", argc, argv, table, usage,
+			      action_columns, ARRAY_SIZE(action_columns), 1, &dev, &r))
 		return r;
-	if (o.help) {
-		usage_help(pc, action_columns, ARRAY_SIZE(action_columns));
-		poptFreeContext(pc);
-		return EXIT_CLEAN;
-	}
-	const char *dev = one_device(pc, "delete", usage, 1);
-	r = EXIT_USAGE;
-	if (!dev)
-		goto out;
 	if ((r = open_disk(dev, !o.dry_run, &d)) != 0)
 		goto out;
 	if ((r = parse_numbers(dev, poptGetArgs(pc) + 1, d, &numbers, &n)) != 0)
 		goto out;
 	r = integrity_part_plan_delete(d, numbers, n, &plan, &e);
-	if ((r = plan_made(r, dev, &e)) != 0)
-		goto out;
-	size_t count = integrity_part_plan_count(plan);
-	if (o.dry_run) {
-		print_plan(plan, d, action_columns, ARRAY_SIZE(action_columns), false, "actions");
-		if (!gopt.quiet)
-			fprintf(stderr, "%s: dry run: %zu partition%s to delete, nothing written\n", dev,
-				count, count == 1 ? "" : "s");
-		r = EXIT_CLEAN;
-		goto out;
-	}
-	char what[64];
-	snprintf(what, sizeof(what), "delete %zu partition%s", count, count == 1 ? "" : "s");
-	if ((r = confirm(dev, what)) != 0)
-		goto out;
-	r = apply(plan, d, dev, action_columns, ARRAY_SIZE(action_columns), "actions");
+	if ((r = plan_made(r, dev, &e)) == 0)
+		r = plan_finish(plan, d, dev, &delete_output);
 out:
 	free(numbers);
 	integrity_part_plan_free(plan);
@@ -634,20 +650,12 @@ static int part_sync(int argc, const char **argv)
 	struct integrity_part_plan *plan = NULL;
 	struct integrity_part_error e;
 	poptContext pc;
+	const char *dev;
 	int r;
 
-	r = parse_options(&pc, "integrityctl part sync", argc, argv, table, "DEVICE [--dry-run]");
-	if (r)
+	if (!subcommand_start(&pc, "integrityctl part sync", argc, argv, table, "DEVICE [--dry-run]",
+			      action_columns, ARRAY_SIZE(action_columns), 0, &dev, &r))
 		return r;
-	if (o.help) {
-		usage_help(pc, action_columns, ARRAY_SIZE(action_columns));
-		poptFreeContext(pc);
-		return EXIT_CLEAN;
-	}
-	const char *dev = one_device(pc, "sync", "DEVICE [--dry-run]", 0);
-	r = EXIT_USAGE;
-	if (!dev)
-		goto out;
 	if ((r = open_disk(dev, !o.dry_run, &d)) != 0)
 		goto out;
 	r = integrity_part_plan_sync(d, &plan, &e);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util/fileio.h"
 
 /* Blocks handled per read: large enough for sequential throughput. */
 #define CHUNK_BLOCKS 2048
@@ -124,38 +125,6 @@ static int open_protected(struct pi_job *job, const char *path, int flags)
 		return fail(EXIT_USAGE, pi_opts.pi_file, 0,
 			    "%" PRIu64 " bytes of metadata for %" PRIu64 " blocks of %zu bytes each "
 			    "(expected %" PRIu64 ")", md_size_total, job->nblocks, md, job->nblocks * md);
-	return 0;
-}
-
-static int read_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;	/* the file shrank under us */
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
 	return 0;
 }
 

@@ -248,11 +248,11 @@ int cmd_resolve(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 	struct column_set set;
-	struct integrity_context *ctx = NULL;
-	struct integrity_history *hist = NULL;
-	struct libscols_table *tb = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_history_freep) struct integrity_history *hist = NULL;
+	_cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
 	int64_t at = INTEGRITY_TIME_END;
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
 	int r, ret = EXIT_CLEAN;
 
 	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY...");
@@ -260,20 +260,15 @@ int cmd_resolve(int argc, const char **argv)
 		return r;
 	if (o.help) {
 		usage(pc);
-		poptFreeContext(pc);
 		return EXIT_CLEAN;
 	}
 	const char **keys = poptGetArgs(pc);
-	if (!keys || !keys[0]) {
-		poptFreeContext(pc);
+	if (!keys || !keys[0])
 		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
-	}
 	bool past = o.at || o.boot;
-	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0) {
-		poptFreeContext(pc);
+	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
 		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "
 			    "(2025-03-01T12:00:00Z) or @EPOCH");
-	}
 
 	size_t defaults_n;
 	const size_t *defaults;
@@ -293,34 +288,26 @@ int cmd_resolve(int argc, const char **argv)
 		defaults = with_history;
 	}
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), defaults, defaults_n, gopt.output);
-	if (r) {
-		poptFreeContext(pc);
+	if (r)
 		return r;
-	}
 
 	if (past) {
 		const char *path = o.history ? o.history : INTEGRITY_HISTORY_PATH;
 		r = integrity_history_open(path, &hist);
-		if (r < 0) {
-			ret = fail(EXIT_FAIL, path, r, "cannot read the device-number history");
-			goto out;
-		}
+		if (r < 0)
+			return fail(EXIT_FAIL, path, r, "cannot read the device-number history");
 		if (integrity_history_bad_lines(hist))
 			warnx_obj(path, "%zu lines could not be read and were skipped",
 				  integrity_history_bad_lines(hist));
 	} else {
 		r = integrity_context_new(&ctx, gopt.sysfs_root);
-		if (r < 0) {
-			ret = fail(EXIT_FAIL, NULL, r, "cannot set up");
-			goto out;
-		}
+		if (r < 0)
+			return fail(EXIT_FAIL, NULL, r, "cannot set up");
 	}
 
 	tb = columns_new_table(&set, "devices");
-	if (!tb) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "output");
-		goto out;
-	}
+	if (!tb)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "output");
 	scols_table_enable_noencoding(tb, 1);
 	/* JSON arrays are made of a cell's newline-separated chunks. */
 	int links_pos = columns_position(&set, COL_LINKS);
@@ -370,10 +357,5 @@ int cmd_resolve(int argc, const char **argv)
 	}
 	if (scols_table_get_nlines(tb) > 0 || gopt.json)
 		scols_print_table(tb);
-out:
-	scols_unref_table(tb);
-	integrity_history_free(hist);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
 	return ret;
 }

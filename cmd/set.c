@@ -84,14 +84,8 @@ int cmd_set(int argc, const char **argv)
 	}
 
 	const char *name = args[0];
-	r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r == 0)
-		r = integrity_device_new(ctx, name, &dev);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, name, r == -ENODEV ? 0 : r,
-			   r == -ENODEV ? "no such block device" : "cannot look up");
+	if ((ret = open_device(name, &ctx, &dev)) != 0)
 		goto out;
-	}
 	r = integrity_device_set_policy(dev, read_verify, write_generate);
 	if (r == -EINVAL) {
 		ret = fail(EXIT_USAGE, name, 0, "the policy belongs to the whole disk: use %s",

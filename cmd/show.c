@@ -623,14 +623,8 @@ int cmd_show(int argc, const char **argv)
 		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
-	r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r == 0)
-		r = integrity_device_new(ctx, args[0], &dev);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, args[0], r == -ENODEV ? 0 : r,
-			   r == -ENODEV ? "no such block device" : "cannot look up");
+	if ((ret = open_device(args[0], &ctx, &dev)) != 0)
 		goto out;
-	}
 
 	char devt[24], size[32];
 	const char *stable = integrity_device_stable_name(dev);

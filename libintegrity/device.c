@@ -18,9 +18,6 @@
 #include "device.h"
 #include "stack.h"
 
-/* Block devices in the extended range: dynamic numbers (BLOCK_EXT_MAJOR). */
-#define BLOCK_EXT_MAJOR 259
-
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
 	struct integrity_context *ctx = calloc(1, sizeof(*ctx));
@@ -52,39 +49,6 @@ INTEGRITY_EXPORT void integrity_context_free(struct integrity_context *ctx)
 		udev_unref(ctx->udev);
 	free(ctx->root);
 	free(ctx);
-}
-
-int sysfs_read(const char *dir, const char *attr, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-
-	if (path_printf(path, sizeof(path), "%s/%s", dir, attr) < 0)
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v)
-{
-	char buf[32], *end;
-	int r = sysfs_read(dir, attr, buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	if (errno || end == buf || *end)
-		return -EINVAL;
-	return 0;
 }
 
 static int sysfs_read_int(const char *dir, const char *attr, int dflt)
@@ -267,24 +231,22 @@ static int device_by_other_name(struct integrity_context *ctx, const char *spec,
 	return -ENODEV;
 }
 
+/* Through <root>/dev/block/MAJ:MIN, without listing every device. */
 static int device_by_devnum(struct integrity_context *ctx, dev_t devnum,
 			    struct integrity_device **devp)
 {
-	struct integrity_device **all;
-	size_t n;
-	int r = integrity_device_list(ctx, &all, &n);
+	char name[NAME_MAX + 1], disk[NAME_MAX + 1];
+	int r = sysfs_devnum_name(ctx->root, devnum, name, sizeof(name), disk, sizeof(disk));
 
 	if (r < 0)
-		return r;
-	r = -ENODEV;
-	for (size_t i = 0; i < n; i++)
-		if (all[i]->devnum == devnum) {
-			*devp = all[i];
-			all[i] = NULL;
-			r = 0;
-			break;
-		}
-	integrity_device_list_free(all, n);
+		return r == -ENOENT ? -ENODEV : r;
+	r = device_load(ctx, *disk ? disk : NULL, name, NULL, devp);
+	if (r == 0 && (*devp)->devnum != devnum) {
+		/* The link and the directory disagree: a tree being changed. */
+		integrity_device_free(*devp);
+		*devp = NULL;
+		r = -ENODEV;
+	}
 	return r;
 }
 
@@ -486,8 +448,7 @@ INTEGRITY_EXPORT unsigned integrity_device_logical_block_size(const struct integ
 	return dev->lbs;
 }
 
-INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device *dev,
-						   struct integrity_kernel_state *st)
+static int kernel_state_read(const struct integrity_device *dev, struct integrity_kernel_state *st)
 {
 	char dir[PATH_MAX];
 	uint64_t v;
@@ -508,6 +469,15 @@ INTEGRITY_EXPORT int integrity_device_kernel_state(const struct integrity_device
 	st->write_generate = sysfs_read_int(dir, "write_generate", -1);
 	st->device_capable = sysfs_read_int(dir, "device_is_integrity_capable", -1);
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_kernel_state_sized(const struct integrity_device *dev,
+							 struct integrity_kernel_state *st, size_t size)
+{
+	struct integrity_kernel_state full;
+	int r = kernel_state_read(dev, &full);
+
+	return r < 0 ? r : struct_copy_out(st, size, &full, sizeof(full));
 }
 
 /* The scsi_disk directory of a SCSI disk: device/scsi_disk/<H:C:T:L>. */

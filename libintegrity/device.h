@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "internal.h"
+#include "sysfs.h"
 
 struct udev;
 
@@ -36,9 +37,6 @@ struct integrity_device {
 	bool wwid_done;
 };
 
-/* Read a sysfs attribute, without the trailing newline: its length or -errno. */
-int sysfs_read(const char *dir, const char *attr, char *buf, size_t len);
-int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v);
 
 /* <disk>/device/scsi_disk/<H:C:T:L>, for SCSI disks. */
 int scsi_disk_dir(const struct integrity_device *dev, char *out, size_t len);

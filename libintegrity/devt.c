@@ -25,48 +25,7 @@
 #define BLKGETDISKSEQ _IOR(0x12, 128, __u64)
 #endif
 
-#define BLOCK_EXT_MAJOR 259
-
 /* ---------------------------------------------------------------- strv */
-
-int strv_pushn(struct strv *s, const char *str, size_t len)
-{
-	if (s->n + 1 >= s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		char **v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	char *copy = strndup(str, len);
-	if (!copy)
-		return -ENOMEM;
-	s->v[s->n++] = copy;
-	s->v[s->n] = NULL;
-	return 0;
-}
-
-int strv_push(struct strv *s, const char *str)
-{
-	return strv_pushn(s, str, strlen(str));
-}
-
-bool strv_contains(const struct strv *s, const char *str)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], str) == 0)
-			return true;
-	return false;
-}
-
-void strv_clear(struct strv *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
-}
 
 static int cmp_links(const void *a, const void *b)
 {
@@ -343,16 +302,6 @@ INTEGRITY_EXPORT const char *integrity_resolve_action(const struct integrity_res
 
 /* ---------------------------------------------------------------- the device */
 
-void probe_truth_clear(struct probe_truth *t)
-{
-	free(t->part_uuid);
-	free(t->part_name);
-	free(t->fs_uuid);
-	free(t->fs_label);
-	free(t->fs_usage);
-	memset(t, 0, sizeof(*t));
-}
-
 /* The disk's sequence number: sysfs (5.15+), else BLKGETDISKSEQ. */
 static uint64_t read_diskseq(const struct integrity_device *dev)
 {
@@ -507,7 +456,8 @@ INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev
 
 	if (dev->ctx->live)
 		udev_blkid_probe(dev, &truth);
-	r = udev_names_compute(dev, res->diskseq, dev->ctx->live ? &truth : NULL, res);
+	struct udev_names out = { &res->links, &res->wwns, &res->serials };
+	r = udev_names_compute(dev, res->diskseq, dev->ctx->live ? &truth : NULL, &out);
 	if (r == 0 && dev->ctx->live && dev->ctx->udev && !(flags & INTEGRITY_RESOLVE_NO_UDEV))
 		r = apply_udev(dev, &truth, res);
 	probe_truth_clear(&truth);
@@ -694,21 +644,6 @@ static bool key_matches(const struct key *k, const struct integrity_resolve *res
 	return false;
 }
 
-/* The kernel name of a device number: /sys/dev/block/M:m links to it. */
-static int devnum_to_name(struct integrity_context *ctx, unsigned maj, unsigned min, char *name,
-			  size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX];
-
-	if (path_printf(path, sizeof(path), "%s/dev/block/%u:%u", ctx->root, maj, min) < 0)
-		return -ENAMETOOLONG;
-	ssize_t n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ENODEV : -errno;
-	target[n] = '\0';
-	return path_printf(name, len, "%s", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
-}
-
 static int resolve_name(struct integrity_context *ctx, const char *name, unsigned flags,
 			struct integrity_resolve **res)
 {
@@ -726,7 +661,7 @@ static int resolve_devt(struct integrity_context *ctx, unsigned maj, unsigned mi
 			struct integrity_resolve **res)
 {
 	char name[NAME_MAX + 1];
-	int r = devnum_to_name(ctx, maj, min, name, sizeof(name));
+	int r = sysfs_devnum_name(ctx->root, makedev(maj, min), name, sizeof(name), NULL, 0);
 
 	return r < 0 ? r : resolve_name(ctx, name, flags, res);
 }

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "format_encode.h"
 #include "inuse.h"
 
 #define MAX_NOTES 8
@@ -143,7 +144,7 @@ static int check_request(const struct integrity_format_request *req, char *why, 
 
 /* ------------------------------------------------------------------ encoding */
 
-INTEGRITY_EXPORT int integrity_format_scsi_encode(unsigned pi_type, unsigned p_i_exponent,
+int integrity_format_scsi_encode(unsigned pi_type, unsigned p_i_exponent,
 						  uint32_t block_size, bool immed,
 						  struct integrity_format_scsi_cmds *c)
 {
@@ -206,7 +207,7 @@ static unsigned guard_rank(unsigned bits)
 	return bits == 16 ? 0 : bits == 64 ? 1 : 2;
 }
 
-INTEGRITY_EXPORT int integrity_format_nvme_choose(const struct integrity_nvme_info *ni,
+int integrity_format_nvme_choose(const struct integrity_nvme_info *ni,
 						  const struct integrity_format_request *req,
 						  struct integrity_format_nvme_cmd *cmd, char *why, size_t len)
 {
@@ -545,9 +546,8 @@ static int plan_nvme(struct integrity_format_plan *p, const struct integrity_for
 	return 0;
 }
 
-INTEGRITY_EXPORT int integrity_format_plan_new(const struct integrity_device *dev,
-					       const struct integrity_format_request *req,
-					       struct integrity_format_plan **planp, char *why, size_t len)
+static int format_plan_new(const struct integrity_device *dev, const struct integrity_format_request *req,
+			   struct integrity_format_plan **planp, char *why, size_t len)
 {
 	char dir[PATH_MAX];
 	int r;
@@ -587,6 +587,20 @@ INTEGRITY_EXPORT int integrity_format_plan_new(const struct integrity_device *de
 		add_note(p, "the format does not change: this only erases the device");
 	*planp = p;
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_format_plan_new_sized(const struct integrity_device *dev,
+						     const struct integrity_format_request *req,
+						     size_t req_size, struct integrity_format_plan **planp,
+						     char *why, size_t len)
+{
+	struct integrity_format_request full;
+	int r = struct_copy_in(&full, sizeof(full), req, req_size);
+
+	*planp = NULL;
+	if (why && len)
+		why[0] = '\0';
+	return r < 0 ? r : format_plan_new(dev, &full, planp, why, len);
 }
 
 INTEGRITY_EXPORT void integrity_format_plan_free(struct integrity_format_plan *plan)

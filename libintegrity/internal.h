@@ -8,24 +8,45 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "libintegrity.h"
+#include "util/alloc.h"
+#include "util/macro.h"
 
 /* The library builds with -fvisibility=hidden; public symbols say so. */
 #define INTEGRITY_EXPORT __attribute__((visibility("default")))
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-static inline void freep(void *p)
+/*
+ * A struct the caller allocates reaches the library with the caller's
+ * sizeof (the public header's macros pass it), so that it can grow at its
+ * end without a new SONAME.  In: an older caller's shorter struct reads as
+ * zero in the fields added since; a newer caller's longer one is refused
+ * (-E2BIG) unless the bytes this library does not know are zero.  Out: as
+ * many bytes as the caller's struct has.
+ */
+static inline int struct_copy_in(void *dst, size_t dsize, const void *src, size_t ssize)
 {
-	free(*(void **)p);
+	const unsigned char *extra = (const unsigned char *)src + dsize;
+
+	if (!src || ssize == 0)
+		return -EINVAL;
+	for (size_t i = 0; dsize + i < ssize; i++)
+		if (extra[i])
+			return -E2BIG;
+	memset(dst, 0, dsize);
+	memcpy(dst, src, ssize < dsize ? ssize : dsize);
+	return 0;
 }
 
-static inline void closep(int *fd)
+static inline int struct_copy_out(void *dst, size_t dsize, const void *src, size_t ssize)
 {
-	if (*fd >= 0)
-		close(*fd);
+	if (!dst || dsize == 0)
+		return -EINVAL;
+	memset(dst, 0, dsize);
+	memcpy(dst, src, dsize < ssize ? dsize : ssize);
+	return 0;
 }
 
 /* snprintf for names and paths: -ENAMETOOLONG instead of a truncated one. */
@@ -53,9 +74,6 @@ static inline void copy_device_string(char *dst, const void *src, size_t n)
 		dst[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
 	dst[len] = '\0';
 }
-
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-#define _cleanup_close_ __attribute__((cleanup(closep)))
 
 static inline uint16_t get_be16(const uint8_t *p)
 {

@@ -132,13 +132,19 @@ struct integrity_pi_params {
 	uint64_t seed;			/* reference tag of block 0 (LBA for Type 1) */
 	uint16_t app_tag;		/* generated application tag */
 	uint16_t app_mask;		/* bits of it checked on verify; 0 = unchecked */
+	/* Zero.  Room to grow: the struct is embedded in integrity_scrub_params,
+	 * so it cannot grow at its end as the others do. */
+	uint32_t reserved[6];
 };
 
 struct integrity_pi_ctx;
 
 /* Validates the parameters once: -EINVAL for a bad interval, a metadata
  * size smaller than the tuple, a nop profile; -ENOMEM. */
-int integrity_pi_ctx_new(struct integrity_pi_ctx **ctx, const struct integrity_pi_params *params);
+int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctx, const struct integrity_pi_params *params,
+			       size_t params_size);
+#define integrity_pi_ctx_new(ctx, params) \
+	integrity_pi_ctx_new_sized((ctx), (params), sizeof(*(params)))
 void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx);
 const struct integrity_pi_params *integrity_pi_ctx_params(const struct integrity_pi_ctx *ctx);
 
@@ -251,8 +257,10 @@ struct integrity_kernel_state {
 	int write_generate;		/* 0, 1, or -1 when absent */
 	int device_capable;		/* device_is_integrity_capable, -1 if absent */
 };
-int integrity_device_kernel_state(const struct integrity_device *dev,
-				  struct integrity_kernel_state *state);
+int integrity_device_kernel_state_sized(const struct integrity_device *dev,
+					struct integrity_kernel_state *state, size_t state_size);
+#define integrity_device_kernel_state(dev, state) \
+	integrity_device_kernel_state_sized((dev), (state), sizeof(*(state)))
 
 /* The protection type the device itself is formatted with: 0 (none) to 3,
  * from the SCSI disk's protection_type or the NVMe namespace's DPS;
@@ -367,8 +375,10 @@ struct integrity_scrub;
  * and integrity_scrub_note() says why (an invalid one is renamed to
  * NAME.scrub.invalid).  -EBUSY: another scrub holds the target; *scrub is
  * then still set, for integrity_scrub_lock_holder(), and must be freed. */
-int integrity_scrub_new(struct integrity_scrub **scrub, struct integrity_context *ctx,
-			const struct integrity_scrub_params *params);
+int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_context *ctx,
+			      const struct integrity_scrub_params *params, size_t params_size);
+#define integrity_scrub_new(scrub, ctx, params) \
+	integrity_scrub_new_sized((scrub), (ctx), (params), sizeof(*(params)))
 /* The process holding the target's lock after -EBUSY, 0 if unknown. */
 int integrity_scrub_lock_holder(const struct integrity_scrub *scrub);
 /* What failed, in words, after integrity_scrub_new or _run failed (the
@@ -399,6 +409,19 @@ const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct
 /* Every bad block found so far, this run and the runs it resumes. */
 const struct integrity_scrub_error *integrity_scrub_errors(const struct integrity_scrub *scrub,
 							   size_t *count);
+
+/* A rate budget that several scrubs draw from, in bytes per second, so that
+ * scrubs running at the same time (one per thread) share one total rate.
+ * Requests are granted in the order they are asked for, so each scrub gets
+ * a fair share and one slower than its share leaves the rest to the others.
+ * Thread-safe; it must outlive every scrub that uses it. */
+struct integrity_scrub_budget;
+int integrity_scrub_budget_new(struct integrity_scrub_budget **budget, uint64_t rate);
+void integrity_scrub_budget_free(struct integrity_scrub_budget *budget);
+/* Draw this scrub's bytes from budget too (NULL: no longer); the
+ * scrub's own params.rate, when set, still caps it alone.  Every method's
+ * bytes count, device-side verification included.  Before _run. */
+void integrity_scrub_set_budget(struct integrity_scrub *scrub, struct integrity_scrub_budget *budget);
 
 /* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
 struct integrity_scrub_state {
@@ -626,7 +649,10 @@ struct integrity_scsi_info {
 /* SCSI commands through SG_IO on /dev/<disk> (needs read access) and the
  * host's and disk's sysfs attributes.  Whatever could be read is filled
  * in and flagged; -ENODEV for a device that is not SCSI. */
-int integrity_device_scsi_info(const struct integrity_device *dev, struct integrity_scsi_info *info);
+int integrity_device_scsi_info_sized(const struct integrity_device *dev, struct integrity_scsi_info *info,
+				     size_t info_size);
+#define integrity_device_scsi_info(dev, info) \
+	integrity_device_scsi_info_sized((dev), (info), sizeof(*(info)))
 
 /* "Type 1", "Type 1 and Type 2", ... for the SPT field; NULL if reserved. */
 const char *integrity_scsi_spt_name(unsigned spt);
@@ -657,7 +683,10 @@ struct integrity_nvme_info {
 
 /* Identify Controller and Namespace (and the NVM command set's Identify
  * Namespace for the guard size) on /dev/<disk>.  -ENODEV when not NVMe. */
-int integrity_device_nvme_info(const struct integrity_device *dev, struct integrity_nvme_info *info);
+int integrity_device_nvme_info_sized(const struct integrity_device *dev, struct integrity_nvme_info *info,
+				     size_t info_size);
+#define integrity_device_nvme_info(dev, info) \
+	integrity_device_nvme_info_sized((dev), (info), sizeof(*(info)))
 
 /* ------------------------------------------------------------------------
  * Format: turn protection on or off, or change its type (erases the device)
@@ -718,19 +747,6 @@ struct integrity_format_scsi_cmds {
 	size_t mode_param_len;
 };
 
-/*
- * Encode FORMAT UNIT for a protection type (FMTPINFO/PFU as SBC maps them:
- * Type 0 0/0, Type 1 2/0, Type 2 3/0, Type 3 3/1) with 2^p_i_exponent
- * protection intervals per logical block (the long parameter list header
- * when not 0), IMMED as asked, FMTDATA set, CMPLST clear (the grown defect
- * list is kept); and MODE SELECT(10) with a block descriptor of
- * block_size bytes and 0 blocks (the most the new size allows) when
- * block_size is not 0.  -EINVAL for a field out of range.  Touches no
- * device.
- */
-int integrity_format_scsi_encode(unsigned pi_type, unsigned p_i_exponent, uint32_t block_size,
-				 bool immed, struct integrity_format_scsi_cmds *cmds);
-
 /* NVMe: Format NVM. */
 struct integrity_format_nvme_cmd {
 	uint32_t nsid;
@@ -742,18 +758,6 @@ struct integrity_format_nvme_cmd {
 	uint32_t cdw10;			/* LBAF 3:0, MSET 4, PI 7:5, PIL 8, SES 11:9, LBAFU 13:12 */
 };
 
-/*
- * Choose the LBA format and the Format NVM fields for a request from a
- * namespace's Identify data: the requested data size (default: the
- * current), a metadata size that holds the tuple (8 bytes for the 16-bit
- * guard, 16 for 32/64-bit), the smallest such; no metadata preferred for
- * Type 0.  -EINVAL for a bad request, -EOPNOTSUPP when the namespace cannot
- * do it (DPC, MC, ELBAF, no such format); why says which.  Touches no device.
- */
-int integrity_format_nvme_choose(const struct integrity_nvme_info *info,
-				 const struct integrity_format_request *req,
-				 struct integrity_format_nvme_cmd *cmd, char *why, size_t len);
-
 struct integrity_format_plan;
 
 /*
@@ -763,9 +767,11 @@ struct integrity_format_plan;
  * belongs to the disk); -EOPNOTSUPP: the device cannot do it; -ENODEV:
  * neither SCSI nor NVMe; why says more.  dev must outlive the plan.
  */
-int integrity_format_plan_new(const struct integrity_device *dev,
-			      const struct integrity_format_request *req,
-			      struct integrity_format_plan **plan, char *why, size_t len);
+int integrity_format_plan_new_sized(const struct integrity_device *dev,
+				    const struct integrity_format_request *req, size_t req_size,
+				    struct integrity_format_plan **plan, char *why, size_t len);
+#define integrity_format_plan_new(dev, req, plan, why, len) \
+	integrity_format_plan_new_sized((dev), (req), sizeof(*(req)), (plan), (why), (len))
 void integrity_format_plan_free(struct integrity_format_plan *plan);
 
 const char *integrity_format_plan_transport(const struct integrity_format_plan *plan);	/* "scsi", "nvme" */

@@ -79,8 +79,7 @@ static uint64_t min_page_size(int fd, const struct integrity_device *dev)
 	return 4096ULL << NVME_CAP_MPSMIN(cap);
 }
 
-INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *dev,
-						struct integrity_nvme_info *info)
+static int nvme_info_read(const struct integrity_device *dev, struct integrity_nvme_info *info)
 {
 	struct nvme_id_ns ns;
 	struct nvme_id_ctrl ctrl;
@@ -140,4 +139,15 @@ INTEGRITY_EXPORT int integrity_device_nvme_info(const struct integrity_device *d
 		}
 	}
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_nvme_info_sized(const struct integrity_device *dev,
+						      struct integrity_nvme_info *info, size_t size)
+{
+	struct integrity_nvme_info full;
+	int r;
+
+	memset(&full, 0, sizeof(full));
+	r = nvme_info_read(dev, &full);
+	return r < 0 ? r : struct_copy_out(info, size, &full, sizeof(full));
 }

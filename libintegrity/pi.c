@@ -154,8 +154,7 @@ struct integrity_pi_ctx {
 	uint64_t ref_mask;
 };
 
-INTEGRITY_EXPORT int integrity_pi_ctx_new(struct integrity_pi_ctx **ctxp,
-					  const struct integrity_pi_params *params)
+static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_params *params)
 {
 	const struct integrity_profile *prof = params->profile;
 
@@ -187,6 +186,21 @@ INTEGRITY_EXPORT int integrity_pi_ctx_new(struct integrity_pi_ctx **ctxp,
 	ctx->ref_mask = t->ref_bits == 64 ? UINT64_MAX : (UINT64_C(1) << t->ref_bits) - 1;
 	*ctxp = ctx;
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctxp,
+						const struct integrity_pi_params *params, size_t size)
+{
+	struct integrity_pi_params p;
+	int r = struct_copy_in(&p, sizeof(p), params, size);
+
+	*ctxp = NULL;
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(p.reserved); i++)
+		if (p.reserved[i])
+			return -EINVAL;
+	return pi_ctx_new(ctxp, &p);
 }
 
 INTEGRITY_EXPORT void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx)

@@ -14,6 +14,7 @@
 #endif
 
 #include "scrub.h"
+#include "util/fileio.h"
 
 #define ALIGNMENT 4096
 #define MAX_SLOTS 64
@@ -35,23 +36,6 @@ struct read_backend {
 	bool broken;			/* the ring failed with reads in flight */
 #endif
 };
-
-static int read_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENODATA;
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 static int read_range(const struct scrub_read_params *p, uint64_t lba, uint32_t n, void *data, void *md)
 {

@@ -49,8 +49,7 @@ static void read_sysfs_side(const struct integrity_device *dev, struct integrity
 	}
 }
 
-INTEGRITY_EXPORT int integrity_device_scsi_info(const struct integrity_device *dev,
-						struct integrity_scsi_info *info)
+static int scsi_info_read(const struct integrity_device *dev, struct integrity_scsi_info *info)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
 	uint8_t buf[256];
@@ -107,6 +106,17 @@ INTEGRITY_EXPORT int integrity_device_scsi_info(const struct integrity_device *d
 		}
 	}
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_device_scsi_info_sized(const struct integrity_device *dev,
+						      struct integrity_scsi_info *info, size_t size)
+{
+	struct integrity_scsi_info full;
+	int r;
+
+	memset(&full, 0, sizeof(full));
+	r = scsi_info_read(dev, &full);
+	return r < 0 ? r : struct_copy_out(info, size, &full, sizeof(full));
 }
 
 INTEGRITY_EXPORT const char *integrity_scsi_spt_name(unsigned spt)

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "devt.h"
+#include "udevnames.h"
 
 #define WHITESPACE " \t\n\r"
 /* UDEV_ALLOWED_CHARS_INPUT: what $attr{} values may keep. */
@@ -627,12 +627,17 @@ static bool encode(const char *raw, char out[static UDEV_ENCODED_SIZE + 1])
 	return blkid_encode_string(raw, out, UDEV_ENCODED_SIZE) == 0;
 }
 
-/* ---------------------------------------------------------------- the rules */
-
-static int push_unique(struct strv *s, const char *v)
+void probe_truth_clear(struct probe_truth *t)
 {
-	return !*v || strv_contains(s, v) ? 0 : strv_push(s, v);
+	free(t->part_uuid);
+	free(t->part_name);
+	free(t->fs_uuid);
+	free(t->fs_label);
+	free(t->fs_usage);
+	memset(t, 0, sizeof(*t));
 }
+
+/* ---------------------------------------------------------------- the rules */
 
 /* The disk's identity as 60-persistent-storage.rules derives it. */
 struct disk_ids {
@@ -644,7 +649,7 @@ struct disk_ids {
 /* SCSI: scsi_id's answer from VPD page 0x83 when the kernel's wwid is an
  * NAA IEEE Registered (Extended) designator: the first scsi_id picks too.
  * ATA disks get ata_id's names: only the WWN is reproduced. */
-static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, struct integrity_resolve *res)
+static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, struct udev_names *out)
 {
 	char vendor[64] = "", wwid[256], serial[256];
 	int r;
@@ -667,7 +672,7 @@ static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, st
 		char *s = serial + strspn(serial, WHITESPACE);
 		for (size_t l = strlen(s); l && isspace((unsigned char)s[l - 1]);)
 			s[--l] = '\0';
-		if ((r = push_unique(&res->serials, s)) < 0)
+		if ((r = strv_push_unique(out->serials, s)) < 0)
 			return r;
 	}
 
@@ -680,12 +685,12 @@ static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, st
 							(len == 32 && hex[0] == '6' && !ata)))
 		return 0;
 	path_printf(ids->wwn_ext, sizeof(ids->wwn_ext), "0x%s", hex);
-	if ((r = push_unique(&res->wwns, ids->wwn_ext)) < 0)
+	if ((r = strv_push_unique(out->wwns, ids->wwn_ext)) < 0)
 		return r;
 	if (!ata) {
 		path_printf(ids->bus, sizeof(ids->bus), "scsi");
 		path_printf(ids->serial, sizeof(ids->serial), "3%s", hex);
-		if ((r = push_unique(&res->serials, ids->serial)) < 0)
+		if ((r = strv_push_unique(out->serials, ids->serial)) < 0)
 			return r;
 	}
 	return 0;
@@ -742,9 +747,9 @@ bool udev_names_apply(const struct integrity_device *dev)
 }
 
 int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
-		       const struct probe_truth *truth, struct integrity_resolve *res)
+		       const struct probe_truth *truth, struct udev_names *out)
 {
-	struct strv *links = &res->links;
+	struct strv *links = out->links;
 	const char *name = dev->name, *num = sysnum_of(name);
 	bool part = dev->partno > 0;
 	char top[PATH_MAX], devpath[PATH_MAX], diskpath[PATH_MAX];
@@ -774,9 +779,9 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 		bool have_model = attr_up(top, devpath, "model", model, sizeof(model));
 		bool have_nsid = attr_up(top, devpath, "nsid", nsid, sizeof(nsid));
 		if (!part) {
-			if (attr_up(top, devpath, "wwid", v, sizeof(v)) && (r = push_unique(&res->wwns, v)) < 0)
+			if (attr_up(top, devpath, "wwid", v, sizeof(v)) && (r = strv_push_unique(out->wwns, v)) < 0)
 				return r;
-			if (have_serial && (r = push_unique(&res->serials, serial)) < 0)
+			if (have_serial && (r = strv_push_unique(out->serials, serial)) < 0)
 				return r;
 		}
 		if (have_model && have_serial) {
@@ -786,7 +791,7 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 			if ((r = add_symlink(links, ESCAPE_REPLACE, "disk/by-id/nvme-", v, part ? "-part" : "",
 					     part ? num : "", NULL)) < 0)
 				return r;
-			if (!part && (r = push_unique(&res->serials, v)) < 0)
+			if (!part && (r = strv_push_unique(out->serials, v)) < 0)
 				return r;
 			if (have_nsid) {
 				path_printf(v, sizeof(v), "%s_%s_%s", model, serial, nsid);
@@ -794,7 +799,7 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 				if ((r = add_symlink(links, ESCAPE_REPLACE, "disk/by-id/nvme-", v,
 						     part ? "-part" : "", part ? num : "", NULL)) < 0)
 					return r;
-				if (!part && (r = push_unique(&res->serials, v)) < 0)
+				if (!part && (r = strv_push_unique(out->serials, v)) < 0)
 					return r;
 			}
 		}
@@ -806,13 +811,13 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 		if ((r = add_symlink(links, ESCAPE_UNSET, "disk/by-id/virtio-", v, part ? "-part" : "",
 				     part ? num : "", NULL)) < 0)
 			return r;
-		if (!part && (r = push_unique(&res->serials, v)) < 0)
+		if (!part && (r = strv_push_unique(out->serials, v)) < 0)
 			return r;
 	}
 
 	/* SCSI: the disk's identity, imported by its partitions. */
 	if (fnmatch("sd*", name, 0) == 0 && !strstr(diskpath, "/usb")) {
-		if ((r = scsi_ids(dev, &ids, res)) < 0)
+		if ((r = scsi_ids(dev, &ids, out)) < 0)
 			return r;
 		if (*ids.serial && (r = add_symlink(links, ESCAPE_UNSET, "disk/by-id/", ids.bus, "-", ids.serial,
 						    part ? "-part" : "", part ? num : "", NULL)) < 0)
@@ -834,7 +839,7 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 				    (r = add_symlink(links, ESCAPE_UNSET, "disk/by-id/mmc-", card_name, "_", v,
 						     part ? "-part" : "", part ? num : "", NULL)) < 0)
 					return r;
-				if (!part && (r = push_unique(&res->serials, v)) < 0)
+				if (!part && (r = strv_push_unique(out->serials, v)) < 0)
 					return r;
 			}
 			break;

@@ -12,6 +12,7 @@
 #include <libnvme.h>
 
 #include "device.h"
+#include "format_encode.h"
 #include "fuzz.h"
 
 #define ID_SIZE 4096

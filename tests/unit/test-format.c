@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "libintegrity.h"
+#include "format_encode.h"
 
 /* ------------------------------------------------------------------ SCSI */
 

@@ -124,6 +124,29 @@ static void test_ctx_validation(void **state)
 }
 
 /* Every profile x type x interval x layout x PI position x metadata size. */
+/* The struct a caller passes can grow: an older caller's shorter one still
+ * works, a newer caller's longer one only when the fields this library does
+ * not know are zero, the reserved words must be zero. */
+static void test_params_size(void **state)
+{
+	struct {
+		struct integrity_pi_params p;
+		uint64_t newer;
+	} big = { .p = { .profile = integrity_profile_by_name("T10-DIF-TYPE1-CRC"), .interval = 512 } };
+	struct integrity_pi_ctx *ctx;
+
+	assert_int_equal(integrity_pi_ctx_new_sized(&ctx, &big.p, offsetof(struct integrity_pi_params, reserved)), 0);
+	integrity_pi_ctx_free(ctx);
+	assert_int_equal(integrity_pi_ctx_new_sized(&ctx, &big.p, sizeof(big)), 0);
+	integrity_pi_ctx_free(ctx);
+	big.newer = 1;
+	assert_int_equal(integrity_pi_ctx_new_sized(&ctx, &big.p, sizeof(big)), -E2BIG);
+	assert_null(ctx);
+	big.p.reserved[0] = 1;
+	assert_int_equal(integrity_pi_ctx_new(&ctx, &big.p), -EINVAL);
+	assert_int_equal(integrity_pi_ctx_new_sized(&ctx, &big.p, 0), -EINVAL);
+}
+
 static void test_round_trips(void **state)
 {
 	static const uint32_t intervals[] = { 512, 4096 };
@@ -369,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_names),
 		cmocka_unit_test(test_ctx_validation),
+		cmocka_unit_test(test_params_size),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_inject_found),
 		cmocka_unit_test(test_tuple_layouts),

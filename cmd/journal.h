@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The journal through libsystemd, loaded when the first message is sent:
+ * libsystemd (with libgcrypt, liblzma, libzstd, liblz4) costs more than a
+ * millisecond of start-up, paid by every command, udev's helper included,
+ * although only scrub writes to the journal.
+ *
+ * The calls read as libsystemd's, sd_journal_send(FIELD=..., NULL); they go
+ * to the loaded library, or are dropped (-ELIBACC) on a system without it,
+ * as in a build without libsystemd.
+ */
+#ifndef INTEGRITYCTL_JOURNAL_H
+#define INTEGRITYCTL_JOURNAL_H
+
+#ifdef HAVE_LIBSYSTEMD
+#include <errno.h>
+#include <systemd/sd-journal.h>
+
+/* libsystemd's sd_journal_send_with_location(), the function its
+ * sd_journal_send() macro calls, or NULL when libsystemd.so.0 is missing. */
+typeof(sd_journal_send_with_location) *journal_sender(void);
+
+#undef sd_journal_send
+#define sd_journal_send(...)                                                              \
+	({                                                                                \
+		typeof(sd_journal_send_with_location) *send_ = journal_sender();          \
+		send_ ? send_("CODE_FILE=" __FILE__, "CODE_LINE=" _SD_STRINGIFY(__LINE__), \
+			      __func__, __VA_ARGS__) :                                    \
+			-ELIBACC;                                                         \
+	})
+#endif
+
+#endif

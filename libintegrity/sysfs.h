@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The one sysfs reader of the library; not installed. */
+#ifndef LIBINTEGRITY_SYSFS_H
+#define LIBINTEGRITY_SYSFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* An attribute's value without the trailing newline and blanks: its length
+ * or -errno.  The _at forms take a directory descriptor (or AT_FDCWD) and a
+ * path relative to it, for loops over one directory. */
+int sysfs_read(const char *dir, const char *attr, char *buf, size_t len);
+int sysfs_read_at(int dirfd, const char *attr, char *buf, size_t len);
+/* A decimal attribute: 0, -errno, or -EINVAL when it is not a number. */
+int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v);
+int sysfs_read_u64_at(int dirfd, const char *attr, uint64_t *v);
+/* A "MAJ:MIN" attribute (dev). */
+int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min);
+
+/* <root>/dev/block/MAJ:MIN, the kernel's link from a device number to the
+ * device's directory. */
+int sysfs_devnum_path(const char *root, dev_t devnum, char *buf, size_t len);
+/* The kernel name behind a device number and, for a partition, its disk's
+ * ("" for a whole disk), from that link: 0, -ENODEV or -errno. */
+int sysfs_devnum_name(const char *root, dev_t devnum, char *name, size_t len, char *disk,
+		      size_t disklen);
+
+#endif

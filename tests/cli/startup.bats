@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# Start-up: the commands udev and monitoring run often map only the
+# libraries they use.  libnvme (with libcrypto) is loaded when an NVMe
+# device needs it, libsystemd (with libgcrypt) when scrub writes to the
+# journal, never at start-up.
+
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	sys=$BATS_TEST_TMPDIR/sys
+	sysfs_example_tree "$sys"
+}
+
+# The shared objects the dynamic loader maps for "integrityctl ARGS...",
+# one base name a line.
+mapped() {
+	LD_DEBUG=files "$INTEGRITYCTL" "$@" 2>&1 >/dev/null |
+		sed -n 's/.*file=\([^ ]*\) *\[0\];  *needed by.*/\1/p; s/.*file=\([^ ]*\) *\[0\];  *dynamically loaded by.*/\1/p' |
+		xargs -rn1 basename | sort -u
+}
+
+@test "udev-helper maps neither libnvme nor libcrypto" {
+	ACTION=add run ictl udev-helper --sysfs-root "$sys" --history "$BATS_TEST_TMPDIR/h" --no-policy sda17
+	assert_success
+	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
+	run mapped udev-helper --sysfs-root "$sys" --no-history --no-policy sda17
+	assert_success
+	# The check itself sees what is mapped.
+	assert_line --regexp '^libintegrity\.so'
+	refute_line --regexp '^libnvme\.so'
+	refute_line --regexp '^libcrypto\.so'
+	refute_line --regexp '^libsystemd\.so'
+	refute_line --regexp '^libgcrypt\.so'
+}
+
+@test "status over SCSI and NVMe disks maps neither libnvme nor libcrypto" {
+	run ictl status --sysfs-root "$sys" -J
+	assert_success
+	assert_output --partial '"nvme0n1"'
+	run mapped status --sysfs-root "$sys" -J
+	assert_success
+	assert_line --regexp '^libintegrity\.so'
+	refute_line --regexp '^libnvme\.so'
+	refute_line --regexp '^libcrypto\.so'
+	refute_line --regexp '^libsystemd\.so'
+	refute_line --regexp '^libgcrypt\.so'
+}
+
+# The journal's socket in a mount namespace of the test's own: what scrub
+# sends through the libsystemd it loads arrives there.
+@test "scrub still writes to the journal, through libsystemd loaded on first use" {
+	require_root
+	command -v unshare >/dev/null || skip "no unshare"
+	"$INTEGRITYCTL" --version | grep -q . || fail "no integrityctl"
+	ldd "$(dirname "$INTEGRITYCTL")/.libs/integrityctl" 2>/dev/null | grep -q libsystemd &&
+		fail "integrityctl links libsystemd at start-up"
+	random_file data 65536 5
+	ictl -q pi generate --format T10-DIF-TYPE1-CRC data --pi-file pi
+	cat >journal.py <<'PY'
+import os, socket, subprocess, sys
+os.makedirs("/run/systemd/journal", exist_ok=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/run/systemd/journal/socket")
+rc = subprocess.run(sys.argv[1:]).returncode
+s.setblocking(False)
+while True:
+    try:
+        print(s.recv(1 << 20).decode(errors="replace"))
+    except BlockingIOError:
+        break
+sys.exit(rc)
+PY
+	run unshare -m --propagation private sh -c 'mount -t tmpfs none /run && exec python3 journal.py "$@"' sh \
+		"$INTEGRITYCTL" scrub -q --no-state --format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	# started (…1) and finished (…3), with the caller's place in the source
+	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c01"
+	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c03"
+	assert_line --regexp '^CODE_FILE=.*cmd/scrub\.c$'
+	assert_line "INTEGRITY_DEVICE=data"
+}

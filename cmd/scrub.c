@@ -61,6 +61,11 @@ struct run {
 	char **part_names;	/* kernel name per partition number, NULL if none */
 	char **part_stable;
 	unsigned nparts;
+	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
+	struct above *above;		/* per bad-block record, once the run ended */
+	size_t nabove;
+	struct md_above *arrays;	/* md arrays made of the target */
+	size_t narrays;
 };
 
 static double now_monotonic(void)
@@ -136,16 +141,197 @@ static const char *error_text(const struct integrity_scrub_error *e, char *buf, 
 	return buf;
 }
 
+/* ---------------------------------------------------------------- stacks */
+
+/* The partitions, md arrays and dm devices a bad block maps to, nearest first. */
+struct above {
+	struct integrity_stack_place *v;
+	size_t n;
+};
+
+/* An md array made of the target, with the counters it has after the run. */
+struct md_above {
+	char name[256];
+	struct integrity_md_info info;
+	struct integrity_md_member *members;	/* bad_blocks strdup'd */
+	size_t nmembers;
+};
+
+static void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a)
+{
+	a->v = NULL;
+	a->n = 0;
+	if (run->disk && integrity_stack_map_above(run->disk, e->lba, &a->v, &a->n) < 0)
+		a->n = 0;
+}
+
+/* "sda1:3048 md0:1000": the chain as one word list. */
+static void above_words(const struct above *a, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < a->n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s:%" PRIu64, i ? " " : "", a->v[i].device,
+				       a->v[i].lba);
+}
+
+static void load_above(struct run *run)
+{
+	size_t n;
+	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
+
+	if (!run->disk || !n || !(run->above = calloc(n, sizeof(*run->above))))
+		return;
+	run->nabove = n;
+	for (size_t i = 0; i < n; i++)
+		above_of(run, &errs[i], &run->above[i]);
+}
+
+/* The md arrays above the target (its partitions' too), read after the
+ * run so that their counters say what the scrub saw. */
+static void load_arrays(struct run *run, const char *name, unsigned depth)
+{
+	struct integrity_device *dev;
+	struct integrity_stack *st;
+
+	if (depth > 8 || integrity_device_new(run->ctx, name, &dev) < 0)
+		return;
+	if (integrity_stack_new(dev, &st) < 0) {
+		integrity_device_free(dev);
+		return;
+	}
+	struct md_above *md;
+	if (depth > 0 && integrity_stack_kind(st) == INTEGRITY_STACK_MD &&
+	    (md = realloc(run->arrays, (run->narrays + 1) * sizeof(*md)))) {
+		run->arrays = md;
+		md = &run->arrays[run->narrays];
+		memset(md, 0, sizeof(*md));
+		snprintf(md->name, sizeof(md->name), "%s", integrity_device_name(dev));
+		integrity_stack_md(st, &md->info);
+		size_t k = integrity_stack_md_member_count(st);
+		if ((md->members = calloc(k ? k : 1, sizeof(*md->members)))) {
+			for (size_t i = 0; i < k; i++) {
+				md->members[i] = *integrity_stack_md_member(st, i);
+				md->members[i].bad_blocks = strdup(md->members[i].bad_blocks ?
+								   md->members[i].bad_blocks : "");
+			}
+			md->nmembers = k;
+		}
+		run->narrays++;
+	}
+	for (size_t i = 0; i < integrity_stack_above_count(st); i++)
+		load_arrays(run, integrity_stack_above(st, i), depth + 1);
+	integrity_stack_free(st);
+	integrity_device_free(dev);
+}
+
+static void load_stack(struct run *run)
+{
+	struct integrity_device *target;
+
+	if (integrity_device_new(run->ctx, run->target, &target) < 0)
+		return;
+	if (integrity_device_new(run->ctx, integrity_device_disk_name(target), &run->disk) < 0)
+		run->disk = NULL;
+	integrity_device_free(target);
+}
+
+static void stack_free(struct run *run)
+{
+	for (size_t i = 0; i < run->nabove; i++)
+		free(run->above[i].v);
+	free(run->above);
+	for (size_t i = 0; i < run->narrays; i++) {
+		for (size_t k = 0; k < run->arrays[i].nmembers; k++)
+			free((char *)run->arrays[i].members[k].bad_blocks);
+		free(run->arrays[i].members);
+	}
+	free(run->arrays);
+	integrity_device_free(run->disk);
+}
+
+/* md's bad-block list as one line: "2048+8 4096+8", "-" when empty. */
+static void md_bad_blocks_words(const char *list, char *buf, size_t len)
+{
+	size_t at = 0;
+	unsigned long long sector, count;
+	int used;
+
+	buf[0] = '\0';
+	while (list && sscanf(list, "%llu %llu%n", &sector, &count, &used) == 2 && at < len) {
+		at += (size_t)snprintf(buf + at, len - at, "%s%llu+%llu", at ? " " : "", sector, count);
+		list += used;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+static void report_arrays_json(struct json *j, const struct run *run)
+{
+	if (!run->narrays)
+		return;
+	json_array_begin(j, "arrays");
+	for (size_t i = 0; i < run->narrays; i++) {
+		const struct md_above *md = &run->arrays[i];
+		json_object_begin(j, NULL);
+		json_string(j, "device", md->name);
+		json_string(j, "level", md->info.level);
+		if (md->info.mismatch_cnt >= 0)
+			json_u64(j, "mismatch_cnt", (uint64_t)md->info.mismatch_cnt);
+		if (md->info.degraded >= 0)
+			json_u64(j, "degraded", (uint64_t)md->info.degraded);
+		json_array_begin(j, "members");
+		for (size_t k = 0; k < md->nmembers; k++) {
+			const struct integrity_md_member *m = &md->members[k];
+			char bb[512];
+			json_object_begin(j, NULL);
+			json_string(j, "device", m->name);
+			json_u64(j, "slot", m->slot < 0 ? UINT64_MAX : (uint64_t)m->slot);
+			json_string(j, "state", m->state);
+			json_u64(j, "errors", m->errors);
+			md_bad_blocks_words(m->bad_blocks, bb, sizeof(bb));
+			json_string(j, "bad_blocks", strcmp(bb, "-") ? bb : "");
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void report_arrays_human(FILE *out, const struct run *run)
+{
+	for (size_t i = 0; i < run->narrays; i++) {
+		const struct md_above *md = &run->arrays[i];
+		fprintf(out, "  %s (%s): mismatch_cnt %lld", md->name, md->info.level,
+			(long long)md->info.mismatch_cnt);
+		for (size_t k = 0; k < md->nmembers; k++) {
+			char bb[512];
+			md_bad_blocks_words(md->members[k].bad_blocks, bb, sizeof(bb));
+			fprintf(out, "%s %s errors %" PRIu64 " bad_blocks %s", k ? "," : ";",
+				md->members[k].name, md->members[k].errors, bb);
+		}
+		fputc('\n', out);
+	}
+}
+
 static void on_error(void *data, const struct integrity_scrub_error *e)
 {
 	struct run *run = data;
 #ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: %" PRIu64 " bad block%s at LBA %" PRIu64 " (%s)", run->target, e->count,
-			e->count == 1 ? "" : "s", e->lba, error_what(e),
+	struct above a;
+	char chain[1024];
+
+	above_of(run, e, &a);
+	above_words(&a, chain, sizeof(chain));
+	free(a.v);
+	sd_journal_send("MESSAGE=%s: %" PRIu64 " bad block%s at LBA %" PRIu64 " (%s)%s%s", run->target, e->count,
+			e->count == 1 ? "" : "s", e->lba, error_what(e), chain[0] ? ", above: " : "", chain,
 			"MESSAGE_ID=" MID_BAD_BLOCK, "PRIORITY=3", "INTEGRITY_DEVICE=%s", run->target,
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
 			"INTEGRITY_LBA=%" PRIu64, e->lba, "INTEGRITY_COUNT=%" PRIu64, e->count,
-			"INTEGRITY_KIND=%s", error_what(e), NULL);
+			"INTEGRITY_KIND=%s", error_what(e), "INTEGRITY_ABOVE=%s", chain, NULL);
 #else
 	(void)run;
 	(void)e;
@@ -264,6 +450,17 @@ static void report_json(FILE *out, struct run *run, int r)
 			if (e->device_status)
 				json_hex(&j, "device_status", e->device_status);
 		}
+		if (run->disk) {
+			json_string(&j, "device", integrity_device_name(run->disk));
+			json_array_begin(&j, "above");
+			for (size_t k = 0; i < run->nabove && k < run->above[i].n; k++) {
+				json_object_begin(&j, NULL);
+				json_string(&j, "device", run->above[i].v[k].device);
+				json_u64(&j, "lba", run->above[i].v[k].lba);
+				json_object_end(&j);
+			}
+			json_array_end(&j);
+		}
 		if (e->partno) {
 			json_object_begin(&j, "partition");
 			json_u64(&j, "number", e->partno);
@@ -275,6 +472,7 @@ static void report_json(FILE *out, struct run *run, int r)
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	report_arrays_json(&j, run);
 	json_close(&j);
 }
 
@@ -301,6 +499,13 @@ static void report_human(FILE *out, struct run *run, int r)
 			if (parts || k == 0 || k > 4)
 				scols_table_new_column(tb, heads[k], 0, k == 0 || k == 3 ? SCOLS_FL_RIGHT : 0);
 		size_t c_err = parts ? 5 : 1;
+		/* The top of the stack above each bad block, where there is one. */
+		bool stacked = false;
+		for (size_t i = 0; i < run->nabove && i < n; i++)
+			stacked |= run->above[i].n > (errs[i].partno ? 1u : 0u);
+		size_t c_above = c_err + 3;
+		if (stacked)
+			scols_table_new_column(tb, "ABOVE", 0, 0);
 		for (size_t i = 0; i < n; i++) {
 			const struct integrity_scrub_error *e = &errs[i];
 			struct libscols_line *ln = scols_table_new_line(tb, NULL);
@@ -328,6 +533,10 @@ static void report_human(FILE *out, struct run *run, int r)
 				char text[128];
 				line_printf(ln, c_err + 1, "%s", error_text(e, text, sizeof(text)));
 			}
+			if (stacked && i < run->nabove && run->above[i].n) {
+				const struct integrity_stack_place *top = &run->above[i].v[run->above[i].n - 1];
+				line_printf(ln, c_above, "%s:%" PRIu64, top->device, top->lba);
+			}
 		}
 		scols_print_table(tb);
 		scols_unref_table(tb);
@@ -345,6 +554,7 @@ static void report_human(FILE *out, struct run *run, int r)
 	if (p->resumed_from > p->start)
 		fprintf(out, "  this run checked blocks %" PRIu64 " to %" PRIu64 "; earlier runs the rest before it\n",
 			p->resumed_from, p->done);
+	report_arrays_human(out, run);
 	if (integrity_scrub_note(s))
 		fprintf(out, "  note: %s\n", integrity_scrub_note(s));
 	if (r == -EINTR || r == -ETIME)
@@ -482,6 +692,32 @@ static void write_metrics(FILE *f, void *data)
 		LABELS();
 		fprintf(f, ",kind=\"%s\"} %" PRIu64 "\n", kinds[k], counts[k]);
 	}
+	/* Bad blocks by each stack device they map to (partition, md, dm). */
+	bool header = false;
+	for (size_t i = 0; i < mc->run->nabove; i++)
+		for (size_t k = 0; k < mc->run->above[i].n; k++) {
+			const char *dev = mc->run->above[i].v[k].device;
+			bool seen = false;
+			uint64_t sum = 0;
+			for (size_t x = 0; x < mc->run->nabove; x++)
+				for (size_t y = 0; y < mc->run->above[x].n; y++)
+					if (!strcmp(mc->run->above[x].v[y].device, dev)) {
+						seen |= x < i || (x == i && y < k);
+						sum += errs[x].count;
+					}
+			if (seen)
+				continue;
+			if (!header)
+				fputs("# HELP integrityctl_scrub_above_bad_blocks_total Bad blocks by the stack "
+				      "device above that holds them.\n"
+				      "# TYPE integrityctl_scrub_above_bad_blocks_total counter\n", f);
+			header = true;
+			fputs("integrityctl_scrub_above_bad_blocks_total", f);
+			LABELS();
+			fputs(",above=\"", f);
+			prom_escape(f, dev);
+			fprintf(f, "\"} %" PRIu64 "\n", sum);
+		}
 #undef METRIC
 #undef LABELS
 }
@@ -676,6 +912,7 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	if (return_code >= 0)
 		goto done;
 	load_part_names(&run);
+	load_stack(&run);
 
 	const char *remark = integrity_scrub_note(run.scrub);
 	if (remark && !gopt.quiet)
@@ -696,6 +933,9 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	};
 	r = integrity_scrub_run(run.scrub, &cb);
 	draw_progress(&run, integrity_scrub_get_progress(run.scrub), true);
+	load_above(&run);
+	if (run.disk)
+		load_arrays(&run, run.target, 0);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run.scrub);
 	if (r < 0 && r != -EINTR && r != -ETIME) {
@@ -761,6 +1001,7 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 		return_code = EXIT_FAIL;
 done:
 	integrity_scrub_free(run.scrub);
+	stack_free(&run);
 	integrity_context_free(run.ctx);
 	run_free(&run);
 	return return_code;
@@ -792,6 +1033,115 @@ static void device_path(const struct integrity_device *dev, char *path, size_t l
 	snprintf(path, len, "/dev/%s", integrity_device_name(dev));
 }
 
+/* md and dm devices: what they are made of is scrubbed instead. */
+static bool is_stack_device(const struct integrity_device *dev)
+{
+	struct integrity_stack *st;
+
+	if (integrity_stack_new(dev, &st) < 0)
+		return false;
+	enum integrity_stack_kind k = integrity_stack_kind(st);
+	integrity_stack_free(st);
+	return k == INTEGRITY_STACK_MD || k == INTEGRITY_STACK_DM;
+}
+
+/* The devices at the bottom of name's stack (disks, partitions, loop
+ * devices), each once, in stack order. */
+static int stack_leaves(struct integrity_context *ctx, const char *name, char ***leaves, size_t *n,
+			unsigned depth)
+{
+	struct integrity_device *dev;
+	struct integrity_stack *st;
+	int r = integrity_device_new(ctx, name, &dev);
+
+	if (r < 0)
+		return r;
+	if ((r = integrity_stack_new(dev, &st)) < 0) {
+		integrity_device_free(dev);
+		return r;
+	}
+	enum integrity_stack_kind k = integrity_stack_kind(st);
+	if (depth > 0 && k != INTEGRITY_STACK_MD && k != INTEGRITY_STACK_DM) {
+		bool seen = false;
+		for (size_t i = 0; i < *n; i++)
+			seen |= !strcmp((*leaves)[i], integrity_device_name(dev));
+		char **v = seen ? *leaves : realloc(*leaves, (*n + 1) * sizeof(*v));
+		if (!v || (!seen && !(v[*n] = strdup(integrity_device_name(dev)))))
+			r = -ENOMEM;
+		else if (!seen)
+			(*leaves = v, (*n)++);
+		else
+			*leaves = v;
+	} else if (depth < 16) {
+		for (size_t i = 0; r >= 0 && i < integrity_stack_below_count(st); i++)
+			r = stack_leaves(ctx, integrity_stack_below(st, i), leaves, n, depth + 1);
+	}
+	integrity_stack_free(st);
+	integrity_device_free(dev);
+	return r;
+}
+
+/*
+ * An md or dm target: scrub the devices that hold its data and PI, reading
+ * them directly, so that md never repairs a fault before it is recorded;
+ * each bad block is reported against the member and the devices above it.
+ * Returns -1 when target is not a stack device.
+ */
+static int scrub_stack(const char *target, struct integrity_scrub_params *params, bool progress_bar)
+{
+	struct integrity_context *ctx;
+	struct integrity_device *dev = NULL;
+	char **leaves = NULL;
+	size_t n = 0;
+	int ret = -1;
+
+	if (integrity_context_new(&ctx, gopt.sysfs_root) < 0)
+		return -1;
+	if (integrity_device_new(ctx, target, &dev) < 0 || !is_stack_device(dev))
+		goto out;
+	if (o.range) {
+		ret = fail(EXIT_USAGE, target, 0, "--range of a stack device: scrub its members with a range each");
+		goto out;
+	}
+	int r = stack_leaves(ctx, integrity_device_name(dev), &leaves, &n, 0);
+	if (r < 0 || n == 0) {
+		ret = fail(EXIT_FAIL, target, r, "is a stack device with no disk below it to scrub");
+		goto out;
+	}
+	if (!gopt.quiet) {
+		fprintf(stderr, "integrityctl: %s: scrubbing the devices under it, one after the other:", target);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", leaves[i]);
+		fputc('\n', stderr);
+	}
+	ret = EXIT_CLEAN;
+	for (size_t i = 0; i < n && !stop_signal; i++) {
+		struct integrity_device *leaf;
+		char path[4096];
+		if (integrity_device_new(ctx, leaves[i], &leaf) < 0) {
+			ret = worse(ret, fail(EXIT_FAIL, leaves[i], 0, "no such block device"));
+			continue;
+		}
+		device_path(leaf, path, sizeof(path));
+		integrity_device_free(leaf);
+		int code = scrub_one(path, params, progress_bar);
+		if (code == EXIT_FAIL && params->method != INTEGRITY_SCRUB_AUTO) {
+			fprintf(stderr, "integrityctl: %s: the devices under it are:", target);
+			for (size_t k = 0; k < n; k++)
+				fprintf(stderr, " %s", leaves[k]);
+			fprintf(stderr, "; scrub each with the method it supports\n");
+		}
+		ret = worse(ret, code);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(leaves[i]);
+	free(leaves);
+	integrity_device_free(dev);
+	integrity_context_free(ctx);
+	return ret;
+}
+
 /* Every disk with an integrity profile, one after the other. */
 static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 {
@@ -814,6 +1164,10 @@ static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 			continue;
 		integrity_device_kernel_state(devs[i], &st);
 		if (!strcmp(st.format, "none") || !strcmp(st.format, "nop"))
+			continue;
+		/* md and dm inherit their members' profile; the members are
+		 * scrubbed themselves, before md could repair what they hold. */
+		if (is_stack_device(devs[i]))
 			continue;
 		device_path(devs[i], path, sizeof(path));
 		ret = worse(ret, scrub_one(path, params, progress_bar));
@@ -966,7 +1320,9 @@ int cmd_scrub(int argc, const char **argv)
 		}
 		ret = scrub_all(&params, progress_bar);
 	} else {
-		ret = scrub_one(args[0], &params, progress_bar);
+		ret = scrub_stack(args[0], &params, progress_bar);
+		if (ret < 0)
+			ret = scrub_one(args[0], &params, progress_bar);
 	}
 out:
 	poptFreeContext(pc);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,6 +44,7 @@ static struct {
 	int all;
 	int restart;
 	int status;
+	int repair;
 } o;
 
 static volatile sig_atomic_t stop_signal;
@@ -142,6 +144,9 @@ static const char *error_text(const struct integrity_scrub_error *e, char *buf, 
 }
 
 /* ---------------------------------------------------------------- stacks */
+
+static int scrub_one(const char *target, struct integrity_scrub_params *params, bool progress_bar);
+static int worse(int a, int b);
 
 /* The partitions, md arrays and dm devices a bad block maps to, nearest first. */
 struct above {
@@ -249,6 +254,263 @@ static void stack_free(struct run *run)
 	}
 	free(run->arrays);
 	integrity_device_free(run->disk);
+}
+
+/* ---------------------------------------------------------------- repair */
+
+/* A bad block of a member that md holds a copy of: what --repair needs. */
+struct repair_item {
+	char md[256];		/* the array */
+	uint64_t md_lba;
+	uint64_t count;
+	char member[256];	/* kernel name of the scrubbed device holding it */
+	char path[4096];	/* the scrub target, to verify again */
+	uint64_t target_lba;	/* LBA in that target */
+};
+
+static struct {
+	bool on;		/* collecting, for --repair */
+	char md[256];
+	struct repair_item *v;
+	size_t n;
+} repairs;
+
+/* Set while a repaired range is verified again: no report of its own. */
+static bool verifying;
+
+static void collect_repairs(const struct run *run)
+{
+	size_t n;
+	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
+
+	if (!repairs.on || verifying)
+		return;
+	for (size_t i = 0; i < n && i < run->nabove; i++)
+		for (size_t k = 0; k < run->above[i].n; k++) {
+			if (strcmp(run->above[i].v[k].device, repairs.md))
+				continue;
+			struct repair_item *v = realloc(repairs.v, (repairs.n + 1) * sizeof(*v));
+			if (!v)
+				return;
+			repairs.v = v;
+			struct repair_item *it = &v[repairs.n++];
+			memset(it, 0, sizeof(*it));
+			snprintf(it->md, sizeof(it->md), "%s", repairs.md);
+			it->md_lba = run->above[i].v[k].lba;
+			it->count = errs[i].count;
+			snprintf(it->member, sizeof(it->member), "%s", integrity_device_name(run->disk));
+			snprintf(it->path, sizeof(it->path), "%s", run->target);
+			it->target_lba = errs[i].partno ? errs[i].part_offset : errs[i].lba;
+		}
+}
+
+/* Bad on every copy: no good one to repair from. */
+static bool bad_everywhere(const struct repair_item *it, unsigned copies)
+{
+	unsigned found = 0;
+
+	for (size_t i = 0; i < repairs.n; i++)
+		if (repairs.v[i].md_lba <= it->md_lba && it->md_lba < repairs.v[i].md_lba + repairs.v[i].count)
+			found++;
+	return found >= copies;
+}
+
+static int md_write(const char *mddir, const char *attr, const char *value)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", mddir, attr);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	ssize_t w = write(fd, value, strlen(value));
+	int r = w < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static void md_read(const char *mddir, const char *attr, char *buf, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", mddir, attr);
+	buf[0] = '\0';
+	if ((f = fopen(path, "re"))) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Until done(value of attr) holds: each read arms sysfs's notification
+ * and poll(POLLPRI) wakes on md's next sysfs_notify, so no change between
+ * the read and the wait is missed.  0, or -ETIMEDOUT after timeout_ms
+ * without a change. */
+struct md_progress {
+	const char *mddir;
+	uint64_t end;
+};
+
+static int md_wait(const char *mddir, const char *attr, bool (*done)(const char *, const struct md_progress *),
+		   const struct md_progress *arg, int timeout_ms)
+{
+	char path[4096], buf[128];
+	struct pollfd pfd = { .events = POLLPRI | POLLERR };
+	int r = -ETIMEDOUT;
+
+	snprintf(path, sizeof(path), "%s/%s", mddir, attr);
+	if ((pfd.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = pread(pfd.fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		if (done(buf, arg)) {
+			r = 0;
+			break;
+		}
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			break;
+	}
+	close(pfd.fd);
+	return r;
+}
+
+static bool is_idle(const char *v, const struct md_progress *arg)
+{
+	(void)arg;
+	return !strcmp(v, "idle");
+}
+
+/* sync_completed: "DONE / TOTAL" while running; "none" before the resync
+ * thread starts and after it ended (then sync_action is idle again). */
+static bool reached(const char *v, const struct md_progress *p)
+{
+	unsigned long long done, total;
+	char action[32];
+
+	if (sscanf(v, "%llu / %llu", &done, &total) == 2)
+		return done >= p->end;
+	md_read(p->mddir, "sync_action", action, sizeof(action));
+	return !strcmp(action, "idle");
+}
+
+/* Have md rewrite sectors [start, end) of the array from a good copy:
+ * a repair limited by sync_min/sync_max, stopped when md reports reaching
+ * sync_max.  0, or -errno. */
+static int md_repair_range(const char *mddir, uint64_t start, uint64_t end)
+{
+	char buf[64];
+	int r;
+
+	md_read(mddir, "sync_action", buf, sizeof(buf));
+	if (strcmp(buf, "idle"))
+		return -EBUSY;
+	snprintf(buf, sizeof(buf), "%" PRIu64, end);
+	if ((r = md_write(mddir, "sync_max", buf)) < 0)
+		return r;
+	snprintf(buf, sizeof(buf), "%" PRIu64, start);
+	if ((r = md_write(mddir, "sync_min", buf)) == 0 && (r = md_write(mddir, "sync_action", "repair")) == 0) {
+		/* running, then paused at sync_max or finished */
+		struct md_progress p = { mddir, end };
+		r = md_wait(mddir, "sync_completed", reached, &p, 60000);
+		md_write(mddir, "sync_action", "idle");
+		int w = md_wait(mddir, "sync_action", is_idle, &p, 60000);
+		if (r == 0)
+			r = w;
+	}
+	md_write(mddir, "sync_min", "0");
+	md_write(mddir, "sync_max", "max");
+	return r;
+}
+
+/* md's repair window: one resync step reads and rewrites this much. */
+#define MD_REPAIR_WINDOW 128
+
+static const char *repair_one(const struct repair_item *it, unsigned copies, const char *mddir,
+			      uint32_t lbs, const struct integrity_scrub_params *params)
+{
+	uint64_t per = lbs / 512, start = it->md_lba * per, end = (it->md_lba + it->count) * per;
+
+	/* A block bad on every copy within md's window would fail the
+	 * member: leave it, and the range around it, to the operator. */
+	for (size_t i = 0; i < repairs.n; i++) {
+		const struct repair_item *o2 = &repairs.v[i];
+		if (bad_everywhere(o2, copies) && o2->md_lba * per < end + MD_REPAIR_WINDOW &&
+		    (o2->md_lba + o2->count) * per + MD_REPAIR_WINDOW > start)
+			return bad_everywhere(it, copies) ? "bad-on-every-copy" : "next-to-a-block-bad-on-every-copy";
+	}
+	int r = md_repair_range(mddir, start, end);
+	if (r < 0)
+		return r == -EBUSY ? "array-busy" : "repair-failed";
+	struct integrity_scrub_params p = *params;
+	p.range_start = it->target_lba;
+	p.range_length = it->count;
+	p.state_dir = NULL;
+	verifying = true;
+	int code = scrub_one(it->path, &p, false);
+	verifying = false;
+	return code == EXIT_CLEAN ? "repaired" : "still-bad";
+}
+
+/* After the members of an md RAID1 were scrubbed: repair what is bad on
+ * some copies from a good one, and verify it again. */
+static int md_repair(struct integrity_context *ctx, const struct integrity_device *md,
+		     const struct integrity_scrub_params *params)
+{
+	struct integrity_stack *st;
+	struct integrity_md_info info;
+	char mddir[4096];
+	int ret = EXIT_CLEAN;
+
+	if (integrity_stack_new(md, &st) < 0)
+		return EXIT_FAIL;
+	int r = integrity_stack_md(st, &info);
+	integrity_stack_free(st);
+	if (r < 0 || strcmp(info.level, "raid1"))
+		return fail(EXIT_FAIL, integrity_device_name(md), 0, "--repair: only md RAID1 arrays are repaired");
+	snprintf(mddir, sizeof(mddir), "%s/block/%s/md", gopt.sysfs_root ? gopt.sysfs_root : "/sys",
+		 integrity_device_name(md));
+	struct json j;
+	if (gopt.json) {
+		json_open(&j, stdout);
+		json_string(&j, "target", integrity_device_name(md));
+		json_array_begin(&j, "repairs");
+	}
+	for (size_t i = 0; i < repairs.n; i++) {
+		const struct repair_item *it = &repairs.v[i];
+		bool dup = false;
+		for (size_t k = 0; k < i; k++)
+			dup |= repairs.v[k].md_lba == it->md_lba;
+		if (dup && bad_everywhere(it, info.raid_disks))
+			continue;	/* one line for a block bad on every copy */
+		const char *result = repair_one(it, info.raid_disks, mddir,
+						integrity_device_logical_block_size(md), params);
+		if (strcmp(result, "repaired"))
+			ret = worse(ret, strcmp(result, "repair-failed") && strcmp(result, "array-busy") ?
+						 EXIT_BAD : EXIT_FAIL);
+		if (gopt.json) {
+			json_object_begin(&j, NULL);
+			json_string(&j, "device", it->md);
+			json_u64(&j, "lba", it->md_lba);
+			json_u64(&j, "count", it->count);
+			json_string(&j, "member", it->member);
+			json_u64(&j, "member_lba", it->target_lba);
+			json_string(&j, "result", result);
+			json_object_end(&j);
+		} else if (!gopt.quiet) {
+			printf("%s: LBA %" PRIu64 " (%s LBA %" PRIu64 "): %s\n", it->md, it->md_lba, it->member,
+			       it->target_lba, result);
+		}
+	}
+	if (gopt.json) {
+		json_array_end(&j);
+		json_close(&j);
+	}
+	(void)ctx;
+	return ret;
 }
 
 /* md's bad-block list as one line: "2048+8 4096+8", "-" when empty. */
@@ -936,6 +1198,7 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 	load_above(&run);
 	if (run.disk)
 		load_arrays(&run, run.target, 0);
+	collect_repairs(&run);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run.scrub);
 	if (r < 0 && r != -EINTR && r != -ETIME) {
@@ -953,17 +1216,17 @@ static int scrub_one(const char *target, struct integrity_scrub_params *params, 
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run.scrub),
 			"INTEGRITY_BAD_BLOCKS=%" PRIu64, p->bad_blocks, NULL);
 #endif
-	if (!gopt.quiet || gopt.json)
+	if ((!gopt.quiet || gopt.json) && !verifying)
 		write_report(stdout, &(struct report_ctx){ &run, r });
 	bool lost_output = false;
-	if (o.report) {
+	if (o.report && !verifying) {
 		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, r });
 		if (w < 0) {
 			fail(EXIT_FAIL, o.report, w, "cannot write the report");
 			lost_output = true;
 		}
 	}
-	if (o.metrics_dir) {
+	if (o.metrics_dir && !verifying) {
 		char path[4096];
 		char old[4096];
 		const char *identity = integrity_scrub_identity(run.scrub);
@@ -1115,6 +1378,8 @@ static int scrub_stack(const char *target, struct integrity_scrub_params *params
 		fputc('\n', stderr);
 	}
 	ret = EXIT_CLEAN;
+	repairs.on = o.repair;
+	snprintf(repairs.md, sizeof(repairs.md), "%s", integrity_device_name(dev));
 	for (size_t i = 0; i < n && !stop_signal; i++) {
 		struct integrity_device *leaf;
 		char path[4096];
@@ -1133,6 +1398,11 @@ static int scrub_stack(const char *target, struct integrity_scrub_params *params
 		}
 		ret = worse(ret, code);
 	}
+	if (o.repair && !stop_signal && repairs.n)
+		ret = worse(ret, md_repair(ctx, dev, params));
+	free(repairs.v);
+	repairs.v = NULL;
+	repairs.n = 0;
 out:
 	for (size_t i = 0; i < n; i++)
 		free(leaves[i]);
@@ -1207,6 +1477,8 @@ int cmd_scrub(int argc, const char **argv)
 		{ "io-engine", '\0', POPT_ARG_STRING, &o.io_engine, 0,
 		  "how the kernel and image methods read (default auto: io_uring where it works)",
 		  "auto|pread|uring" },
+		{ "repair", '\0', POPT_ARG_NONE, &o.repair, 0,
+		  "md RAID1: have md rewrite a block bad on one copy from a good one, then verify it", NULL },
 		{ "wait", '\0', POPT_ARG_NONE, &o.wait, 0,
 		  "if another scrub of the target runs, wait for it rather than fail", NULL },
 		{ "layout", '\0', POPT_ARG_STRING, &o.layout, 0,
@@ -1318,9 +1590,15 @@ int cmd_scrub(int argc, const char **argv)
 			fail(EXIT_USAGE, NULL, 0, "--all takes no TARGET");
 			goto out;
 		}
+		if (o.repair) {
+			fail(EXIT_USAGE, NULL, 0, "--repair is for one md array, not --all");
+			goto out;
+		}
 		ret = scrub_all(&params, progress_bar);
 	} else {
 		ret = scrub_stack(args[0], &params, progress_bar);
+		if (ret < 0 && o.repair)
+			ret = fail(EXIT_USAGE, args[0], 0, "--repair is for md arrays: name the array");
 		if (ret < 0)
 			ret = scrub_one(args[0], &params, progress_bar);
 	}

@@ -42,10 +42,11 @@ expect_eq "md1 in sync" "\$(cat /sys/block/md1/md/sync_action)" idle
 mdadm --stop /dev/md0 /dev/md1
 EOF
 	# RAID1 (data offset 2048): member LBA 3048 is md0's 1000, bad on the
-	# first mirror only; 3100 (md0 1052) is bad on both.
+	# first mirror only; 6048 (md0 4000, outside md's repair window of
+	# 1000) is bad on both.
 	vm_nvme_poke "$VM_TMP/r1a.img" 512 8 3048 -1
-	vm_nvme_poke "$VM_TMP/r1a.img" 512 8 3100 -1
-	vm_nvme_poke "$VM_TMP/r1b.img" 512 8 3100 -1
+	vm_nvme_poke "$VM_TMP/r1a.img" 512 8 6048 -1
+	vm_nvme_poke "$VM_TMP/r1b.img" 512 8 6048 -1
 	# RAID5, 64 KiB chunks, left-symmetric: member sector 2048 + 133 is in
 	# stripe 1, whose parity is on slot 1 and whose first data chunk (2) on
 	# slot 2: md1 sector 2 * 128 + 5 = 261 on r5c, parity on r5b.
@@ -75,6 +76,9 @@ ictl_json lin1 integrityctl scrub -J --no-state lin1
 integrityctl scrub --no-state --progress never /dev/md0 | sed 's/^/TEXT /'
 ictl_json all integrityctl scrub -J --no-state --all
 ictl_json hostmd integrityctl scrub -J --no-state --method host --app-tag 0 /dev/md0
+ictl_json repair integrityctl scrub -J --no-state --repair /dev/md0
+echo "REPAIRED \$(cat /sys/block/md0/md/sync_action) \$(cat /sys/block/md0/md/sync_min) \$(cat /sys/block/md0/md/sync_max)"
+ictl_json after integrityctl scrub -J --no-state /dev/md0
 EOF
 	local j name r1a r1b r5b r5c lin lin1 crypt1
 	name() { sed -n "s/^NAME $1 //p" <<<"$VM_OUTPUT"; }
@@ -92,7 +96,7 @@ EOF
 		"[\"$r1a\",\"$r1b\"]"
 	expect_eq "md0: one record per bad block, with md0's LBA" \
 		"$(jq -c '[.[].errors[] | [.device, .lba, .count, .tag, (.above | map([.device, .lba]))]]' <<<"$j")" \
-		"[[\"$r1a\",3048,1,\"guard\",[[\"md0\",1000]]],[\"$r1a\",3100,1,\"guard\",[[\"md0\",1052]]],[\"$r1b\",3100,1,\"guard\",[[\"md0\",1052]]]]"
+		"[[\"$r1a\",3048,1,\"guard\",[[\"md0\",1000]]],[\"$r1a\",6048,1,\"guard\",[[\"md0\",4000]]],[\"$r1b\",6048,1,\"guard\",[[\"md0\",4000]]]]"
 	expect_eq "md0: md repaired nothing before the record" "$(sed -n 's/^CORRECTED //p' <<<"$VM_OUTPUT")" 0
 	expect_eq "md0: counters in the report" \
 		"$(jq -c '.[0].arrays | map([.device, .level, .mismatch_cnt, (.members | length)])' <<<"$j")" \
@@ -119,4 +123,14 @@ EOF
 	# --method host on md0: its members, by that method.
 	expect_eq "host on md0" "$(vm_json hostmd | jq -s -c '[.[] | [.method, (.errors | length)]]')" \
 		'[["host",2],["host",1]]'
+
+	# --repair: md rewrites the block bad on one mirror from the other and
+	# it verifies clean; the block bad on both is left, said once.
+	j=$(vm_json repair | jq -cs '.[] | select(.repairs) | .repairs | map([.device, .lba, .member, .member_lba, .result])')
+	expect_eq "repair: results" "$j" \
+		"[[\"md0\",1000,\"$r1a\",3048,\"repaired\"],[\"md0\",4000,\"$r1a\",6048,\"bad-on-every-copy\"]]"
+	expect_eq "repair: exit (a block stays bad)" "$(vm_json_status repair)" 1
+	expect_eq "repair: md idle, limits reset" "$(sed -n 's/^REPAIRED //p' <<<"$VM_OUTPUT")" "idle 0 max"
+	expect_eq "after repair: only the block bad on both" \
+		"$(vm_json after | jq -cs '[.[].errors[] | [.device, .lba]]')" "[[\"$r1a\",6048],[\"$r1b\",6048]]"
 }

@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +41,8 @@ static struct {
 	char *metrics_dir;
 	char *layout;
 	char *io_engine;
+	char *rate_per_device;
+	char *jobs;
 	int wait;
 	int no_state;
 	int all;
@@ -54,11 +58,16 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+enum run_state { RUN_PENDING, RUN_RUNNING, RUN_DONE };
+
+/* One target of the command line or of --all. */
 struct run {
 	struct integrity_scrub *scrub;
 	struct integrity_context *ctx;
+	struct integrity_scrub_params params;	/* this target's copy */
 	const char *target;
-	bool progress_bar;
+	char *stable;		/* the target's stable name, for progress lines */
+	bool progress_bar;	/* the one-target bar, drawn from the callback */
 	double last_draw;
 	char **part_names;	/* kernel name per partition number, NULL if none */
 	char **part_stable;
@@ -68,6 +77,33 @@ struct run {
 	size_t nabove;
 	struct md_above *arrays;	/* md arrays made of the target */
 	size_t narrays;
+	/* The result: the library's, and the exit code (-1: not run). */
+	int r;
+	int code;
+	/* Scheduling, under the batch's lock. */
+	enum run_state state;
+	char **disks;		/* what it must not share with a target scrubbed meanwhile */
+	size_t ndisks;
+	pthread_t thread;	/* the worker scrubbing it, while RUN_RUNNING */
+	/* What progress lines show, under the batch's lock. */
+	struct integrity_scrub_progress seen;
+	bool seen_any;
+	struct batch *batch;	/* NULL for a lone target */
+};
+
+/* Several targets scrubbed at once: up to `jobs` workers, each taking the
+ * next target none of whose disks is being scrubbed. */
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;	/* a run started or ended, a worker returned */
+	struct run *runs;
+	size_t n;
+	size_t workers_left;	/* workers not yet returned */
+	bool lines;		/* progress lines on stderr */
+	bool in_place;		/* a terminal: redrawn in place */
+	unsigned drawn;		/* lines drawn last time (in place) */
+	double last_log;	/* plain lines: when last written */
+	double started;		/* monotonic */
 };
 
 static double now_monotonic(void)
@@ -113,7 +149,17 @@ static void draw_progress(struct run *run, const struct integrity_scrub_progress
 
 static void on_progress(void *data, const struct integrity_scrub_progress *p)
 {
-	draw_progress(data, p, false);
+	struct run *run = data;
+
+	if (run->batch) {
+		/* Drawn by the main thread, with every other target's. */
+		pthread_mutex_lock(&run->batch->lock);
+		run->seen = *p;
+		run->seen_any = true;
+		pthread_mutex_unlock(&run->batch->lock);
+		return;
+	}
+	draw_progress(run, p, false);
 }
 
 /* What failed, one vocabulary for the report, the journal and the metrics:
@@ -145,7 +191,10 @@ static const char *error_text(const struct integrity_scrub_error *e, char *buf, 
 
 /* ---------------------------------------------------------------- stacks */
 
-static int scrub_one(const char *target, struct integrity_scrub_params *params, bool progress_bar);
+static int scrub_one(const char *target, const struct integrity_scrub_params *params, bool progress_bar,
+		     struct integrity_scrub_budget *budget);
+static int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
+		      unsigned jobs, bool lines, struct integrity_scrub_budget *budget);
 static int worse(int a, int b);
 
 /* The partitions, md arrays and dm devices a bad block maps to, nearest first. */
@@ -269,11 +318,12 @@ struct repair_item {
 };
 
 static struct {
+	pthread_mutex_t lock;	/* runs of a batch end in their own threads */
 	bool on;		/* collecting, for --repair */
 	char md[256];
 	struct repair_item *v;
 	size_t n;
-} repairs;
+} repairs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Set while a repaired range is verified again: no report of its own. */
 static bool verifying;
@@ -285,13 +335,14 @@ static void collect_repairs(const struct run *run)
 
 	if (!repairs.on || verifying)
 		return;
+	pthread_mutex_lock(&repairs.lock);
 	for (size_t i = 0; i < n && i < run->nabove; i++)
 		for (size_t k = 0; k < run->above[i].n; k++) {
 			if (strcmp(run->above[i].v[k].device, repairs.md))
 				continue;
 			struct repair_item *v = realloc(repairs.v, (repairs.n + 1) * sizeof(*v));
 			if (!v)
-				return;
+				break;
 			repairs.v = v;
 			struct repair_item *it = &v[repairs.n++];
 			memset(it, 0, sizeof(*it));
@@ -302,6 +353,17 @@ static void collect_repairs(const struct run *run)
 			snprintf(it->path, sizeof(it->path), "%s", run->target);
 			it->target_lba = errs[i].partno ? errs[i].part_offset : errs[i].lba;
 		}
+	pthread_mutex_unlock(&repairs.lock);
+}
+
+/* Array order, then member name: runs of a batch end in any order. */
+static int cmp_repairs(const void *a, const void *b)
+{
+	const struct repair_item *x = a, *y = b;
+
+	if (x->md_lba != y->md_lba)
+		return x->md_lba < y->md_lba ? -1 : 1;
+	return strcmp(x->member, y->member);
 }
 
 /* Bad on every copy: no good one to repair from. */
@@ -450,7 +512,7 @@ static const char *repair_one(const struct repair_item *it, unsigned copies, con
 	p.range_length = it->count;
 	p.state_dir = NULL;
 	verifying = true;
-	int code = scrub_one(it->path, &p, false);
+	int code = scrub_one(it->path, &p, false, NULL);
 	verifying = false;
 	return code == EXIT_CLEAN ? "repaired" : "still-bad";
 }
@@ -471,6 +533,7 @@ static int md_repair(struct integrity_context *ctx, const struct integrity_devic
 	integrity_stack_free(st);
 	if (r < 0 || strcmp(info.level, "raid1"))
 		return fail(EXIT_FAIL, integrity_device_name(md), 0, "--repair: only md RAID1 arrays are repaired");
+	qsort(repairs.v, repairs.n, sizeof(*repairs.v), cmp_repairs);
 	snprintf(mddir, sizeof(mddir), "%s/block/%s/md", gopt.sysfs_root ? gopt.sysfs_root : "/sys",
 		 integrity_device_name(md));
 	struct json j;
@@ -649,6 +712,8 @@ static void run_free(struct run *run)
 	}
 	free(run->part_names);
 	free(run->part_stable);
+	run->part_names = run->part_stable = NULL;
+	run->nparts = 0;
 }
 
 
@@ -666,75 +731,82 @@ static const char *status_word(int r)
 	}
 }
 
-static void report_json(FILE *out, struct run *run, int r)
+/* One target's report, as the fields of the object j is in. */
+static void report_json_fields(struct json *j, struct run *run, int r)
 {
 	struct integrity_scrub *s = run->scrub;
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(s);
 	size_t n;
 	const struct integrity_scrub_error *errs = integrity_scrub_errors(s, &n);
+
+	json_string(j, "target", run->target);
+	json_string(j, "identity", integrity_scrub_identity(s));
+	json_string(j, "method", integrity_scrub_method_name(integrity_scrub_get_method(s)));
+	json_string(j, "protection", integrity_scrub_protection(s));
+	json_u64(j, "block_size", integrity_scrub_block_size(s));
+	json_u64(j, "lba_base", integrity_scrub_lba_base(s));
+	json_u64(j, "range_start", p->start);
+	json_u64(j, "range_end", p->end);
+	json_u64(j, "resumed_from", p->resumed_from);
+	json_u64(j, "done", p->done);
+	json_string(j, "status", status_word(r));
+	json_u64(j, "blocks_checked", p->blocks_checked);
+	json_u64(j, "bytes_checked", p->bytes_checked);
+	json_u64(j, "bad_blocks", p->bad_blocks);
+	json_u64(j, "io_errors", p->io_errors);
+	json_double(j, "elapsed_seconds", p->elapsed);
+	json_string(j, "note", integrity_scrub_note(s));
+	json_array_begin(j, "errors");
+	for (size_t i = 0; i < n; i++) {
+		const struct integrity_scrub_error *e = &errs[i];
+		json_object_begin(j, NULL);
+		json_u64(j, "lba", e->lba);
+		json_u64(j, "count", e->count);
+		json_string(j, "kind", integrity_scrub_error_kind_name(e->kind));
+		if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
+			json_string(j, "tag", integrity_tag_name(e->tag));
+			json_hex(j, "expected", e->expected);
+			json_hex(j, "found", e->found);
+		} else {
+			char text[128];
+			if (e->tag_known)
+				json_string(j, "tag", integrity_tag_name(e->tag));
+			json_string(j, "error", error_text(e, text, sizeof(text)));
+			if (e->device_status)
+				json_hex(j, "device_status", e->device_status);
+		}
+		if (run->disk) {
+			json_string(j, "device", integrity_device_name(run->disk));
+			json_array_begin(j, "above");
+			for (size_t k = 0; i < run->nabove && k < run->above[i].n; k++) {
+				json_object_begin(j, NULL);
+				json_string(j, "device", run->above[i].v[k].device);
+				json_u64(j, "lba", run->above[i].v[k].lba);
+				json_object_end(j);
+			}
+			json_array_end(j);
+		}
+		if (e->partno) {
+			json_object_begin(j, "partition");
+			json_u64(j, "number", e->partno);
+			json_string(j, "name", e->partno < run->nparts ? run->part_names[e->partno] : NULL);
+			json_string(j, "stable", e->partno < run->nparts ? run->part_stable[e->partno] : NULL);
+			json_u64(j, "offset", e->part_offset);
+			json_object_end(j);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	report_arrays_json(j, run);
+}
+
+static void report_json(FILE *out, struct run *run, int r)
+{
 	struct json j;
 
 	json_open(&j, out);
 	json_u64(&j, "version", REPORT_VERSION);
-	json_string(&j, "target", run->target);
-	json_string(&j, "identity", integrity_scrub_identity(s));
-	json_string(&j, "method", integrity_scrub_method_name(integrity_scrub_get_method(s)));
-	json_string(&j, "protection", integrity_scrub_protection(s));
-	json_u64(&j, "block_size", integrity_scrub_block_size(s));
-	json_u64(&j, "lba_base", integrity_scrub_lba_base(s));
-	json_u64(&j, "range_start", p->start);
-	json_u64(&j, "range_end", p->end);
-	json_u64(&j, "resumed_from", p->resumed_from);
-	json_u64(&j, "done", p->done);
-	json_string(&j, "status", status_word(r));
-	json_u64(&j, "blocks_checked", p->blocks_checked);
-	json_u64(&j, "bytes_checked", p->bytes_checked);
-	json_u64(&j, "bad_blocks", p->bad_blocks);
-	json_u64(&j, "io_errors", p->io_errors);
-	json_double(&j, "elapsed_seconds", p->elapsed);
-	json_string(&j, "note", integrity_scrub_note(s));
-	json_array_begin(&j, "errors");
-	for (size_t i = 0; i < n; i++) {
-		const struct integrity_scrub_error *e = &errs[i];
-		json_object_begin(&j, NULL);
-		json_u64(&j, "lba", e->lba);
-		json_u64(&j, "count", e->count);
-		json_string(&j, "kind", integrity_scrub_error_kind_name(e->kind));
-		if (e->kind == INTEGRITY_SCRUB_ERR_TAG) {
-			json_string(&j, "tag", integrity_tag_name(e->tag));
-			json_hex(&j, "expected", e->expected);
-			json_hex(&j, "found", e->found);
-		} else {
-			char text[128];
-			if (e->tag_known)
-				json_string(&j, "tag", integrity_tag_name(e->tag));
-			json_string(&j, "error", error_text(e, text, sizeof(text)));
-			if (e->device_status)
-				json_hex(&j, "device_status", e->device_status);
-		}
-		if (run->disk) {
-			json_string(&j, "device", integrity_device_name(run->disk));
-			json_array_begin(&j, "above");
-			for (size_t k = 0; i < run->nabove && k < run->above[i].n; k++) {
-				json_object_begin(&j, NULL);
-				json_string(&j, "device", run->above[i].v[k].device);
-				json_u64(&j, "lba", run->above[i].v[k].lba);
-				json_object_end(&j);
-			}
-			json_array_end(&j);
-		}
-		if (e->partno) {
-			json_object_begin(&j, "partition");
-			json_u64(&j, "number", e->partno);
-			json_string(&j, "name", e->partno < run->nparts ? run->part_names[e->partno] : NULL);
-			json_string(&j, "stable", e->partno < run->nparts ? run->part_stable[e->partno] : NULL);
-			json_u64(&j, "offset", e->part_offset);
-			json_object_end(&j);
-		}
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	report_arrays_json(&j, run);
+	report_json_fields(&j, run, r);
 	json_close(&j);
 }
 
@@ -1145,137 +1217,574 @@ static int open_scrub(struct integrity_scrub **sp, struct integrity_context *ctx
 	return code;
 }
 
-/* Scrub one target; the exit code. */
-static int scrub_one(const char *target, struct integrity_scrub_params *params, bool progress_bar)
+/* Open run->target: the range, the scrub, names for the report.  -1 when
+ * open, else the exit code, its failure told. */
+static int run_open(struct run *run)
 {
-	struct run run = { .progress_bar = progress_bar };
-	int r, return_code;
+	struct integrity_scrub_params *params = &run->params;
+	int r, code;
 
-	r = integrity_context_new(&run.ctx, gopt.sysfs_root);
-	if (r < 0) {
-		return_code = fail(EXIT_FAIL, NULL, r, "cannot set up");
-		goto done;
-	}
-	run.target = target;
-	params->target = target;
+	r = integrity_context_new(&run->ctx, gopt.sysfs_root);
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	params->target = run->target;
 	if (o.range) {
 		/* The range's units need the block size: open once to learn it. */
 		struct integrity_scrub *probe;
-		return_code = open_scrub(&probe, run.ctx, params);
-		if (return_code >= 0)
-			goto done;
+		code = open_scrub(&probe, run->ctx, params);
+		if (code >= 0)
+			return code;
 		uint32_t bs = integrity_scrub_block_size(probe);
 		integrity_scrub_free(probe);
-		return_code = range_option(o.range, bs, &params->range_start, &params->range_length);
-		if (return_code)
-			goto done;
+		code = range_option(o.range, bs, &params->range_start, &params->range_length);
+		if (code)
+			return code;
 	}
-	return_code = open_scrub(&run.scrub, run.ctx, params);
-	if (return_code >= 0)
-		goto done;
-	load_part_names(&run);
-	load_stack(&run);
+	code = open_scrub(&run->scrub, run->ctx, params);
+	if (code >= 0)
+		return code;
+	load_part_names(run);
+	load_stack(run);
 
-	const char *remark = integrity_scrub_note(run.scrub);
+	const char *remark = integrity_scrub_note(run->scrub);
 	if (remark && !gopt.quiet)
-		fprintf(stderr, "integrityctl: %s: %s\n", run.target, remark);
+		fprintf(stderr, "integrityctl: %s: %s\n", run->target, remark);
 	if (gopt.verbose)
-		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run.target,
-			integrity_scrub_method_name(integrity_scrub_get_method(run.scrub)),
-			integrity_scrub_protection(run.scrub), integrity_scrub_identity(run.scrub));
-#ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run.target,
-			integrity_scrub_method_name(integrity_scrub_get_method(run.scrub)),
-			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run.target,
-			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run.scrub), NULL);
-#endif
-
-	struct integrity_scrub_callbacks cb = {
-		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = &run,
-	};
-	r = integrity_scrub_run(run.scrub, &cb);
-	draw_progress(&run, integrity_scrub_get_progress(run.scrub), true);
-	load_above(&run);
-	if (run.disk)
-		load_arrays(&run, run.target, 0);
-	collect_repairs(&run);
-
-	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run.scrub);
-	if (r < 0 && r != -EINTR && r != -ETIME) {
-		const char *why = integrity_scrub_failure(run.scrub);
-		if (why)
-			fail(EXIT_FAIL, run.target, 0, "scrub stopped at block %" PRIu64 ": %s", p->done, why);
-		else
-			fail(EXIT_FAIL, run.target, r, "scrub stopped at block %" PRIu64, p->done);
-	}
-#ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: scrub %s: %" PRIu64 " blocks checked, %" PRIu64 " bad", run.target,
-			status_word(r), p->blocks_checked, p->bad_blocks,
-			"MESSAGE_ID=%s", r == 0 ? MID_FINISHED : MID_INTERRUPTED,
-			"PRIORITY=%d", p->bad_blocks ? 3 : 6, "INTEGRITY_DEVICE=%s", run.target,
-			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run.scrub),
-			"INTEGRITY_BAD_BLOCKS=%" PRIu64, p->bad_blocks, NULL);
-#endif
-	if ((!gopt.quiet || gopt.json) && !verifying)
-		write_report(stdout, &(struct report_ctx){ &run, r });
-	bool lost_output = false;
-	if (o.report && !verifying) {
-		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, r });
-		if (w < 0) {
-			fail(EXIT_FAIL, o.report, w, "cannot write the report");
-			lost_output = true;
-		}
-	}
-	if (o.metrics_dir && !verifying) {
-		char path[4096];
-		char old[4096];
-		const char *identity = integrity_scrub_identity(run.scrub);
-		int w = metrics_path(path, sizeof(path), o.metrics_dir, identity, false);
-		if (w == 0) {
-			/* The file under its earlier name, if any, is replaced: the
-			 * same series in two files would be exported twice. */
-			bool moved = metrics_path(old, sizeof(old), o.metrics_dir, identity, true) == 0 &&
-				     strcmp(old, path) != 0 && access(path, F_OK) < 0 && metrics_of(old, identity);
-			struct metrics_ctx mc = { &run, r, previous_last_success(moved ? old : path) };
-			if (r == 0)
-				mc.last_success = (double)time(NULL);
-			w = write_atomically(path, write_metrics, &mc);
-			if (w == 0 && moved)
-				unlink(old);
-		}
-		if (w < 0) {
-			fail(EXIT_FAIL, w == -ENAMETOOLONG ? o.metrics_dir : path, w, "cannot write metrics");
-			lost_output = true;
-		}
-	}
-	if (r < 0 && r != -EINTR && r != -ETIME)
-		return_code = EXIT_FAIL;
-	else if (p->bad_blocks || p->io_errors)
-		return_code = EXIT_BAD;
-	else if (r == -EINTR || r == -ETIME)
-		return_code = EXIT_INTERRUPTED;
-	else if (r < 0)
-		return_code = EXIT_FAIL;
-	else
-		return_code = EXIT_CLEAN;
-	/* A report or metrics that were asked for and are missing: the run
-	 * failed, whatever it found. */
-	if (lost_output)
-		return_code = EXIT_FAIL;
-done:
-	integrity_scrub_free(run.scrub);
-	stack_free(&run);
-	integrity_context_free(run.ctx);
-	run_free(&run);
-	return return_code;
+		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run->target,
+			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
+			integrity_scrub_protection(run->scrub), integrity_scrub_identity(run->scrub));
+	return -1;
 }
 
-/* Exit codes of several scrubs, worst first. */
+/* Write the metrics of a run that ended with r; false when they could not be. */
+static bool run_metrics(struct run *run, int r)
+{
+	char path[4096];
+	char old[4096];
+	const char *identity = integrity_scrub_identity(run->scrub);
+	int w = metrics_path(path, sizeof(path), o.metrics_dir, identity, false);
+
+	if (w == 0) {
+		/* The file under its earlier name, if any, is replaced: the
+		 * same series in two files would be exported twice. */
+		bool moved = metrics_path(old, sizeof(old), o.metrics_dir, identity, true) == 0 &&
+			     strcmp(old, path) != 0 && access(path, F_OK) < 0 && metrics_of(old, identity);
+		struct metrics_ctx mc = { run, r, previous_last_success(moved ? old : path) };
+		if (r == 0)
+			mc.last_success = (double)time(NULL);
+		w = write_atomically(path, write_metrics, &mc);
+		if (w == 0 && moved)
+			unlink(old);
+	}
+	if (w < 0) {
+		fail(EXIT_FAIL, w == -ENAMETOOLONG ? o.metrics_dir : path, w, "cannot write metrics");
+		return false;
+	}
+	return true;
+}
+
+/* Scrub an open run: the journal, the metrics; run->r and run->code set.
+ * The reports are written by the caller. */
+static void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
+{
+#ifdef HAVE_LIBSYSTEMD
+	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run->target,
+			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
+			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run->target,
+			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub), NULL);
+#endif
+	struct integrity_scrub_callbacks cb = {
+		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = run,
+	};
+	integrity_scrub_set_budget(run->scrub, budget);
+	int r = integrity_scrub_run(run->scrub, &cb);
+	draw_progress(run, integrity_scrub_get_progress(run->scrub), true);
+	load_above(run);
+	if (run->disk)
+		load_arrays(run, run->target, 0);
+	collect_repairs(run);
+
+	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
+	if (r < 0 && r != -EINTR && r != -ETIME) {
+		const char *why = integrity_scrub_failure(run->scrub);
+		if (why)
+			fail(EXIT_FAIL, run->target, 0, "scrub stopped at block %" PRIu64 ": %s", p->done, why);
+		else
+			fail(EXIT_FAIL, run->target, r, "scrub stopped at block %" PRIu64, p->done);
+	}
+#ifdef HAVE_LIBSYSTEMD
+	sd_journal_send("MESSAGE=%s: scrub %s: %" PRIu64 " blocks checked, %" PRIu64 " bad", run->target,
+			status_word(r), p->blocks_checked, p->bad_blocks,
+			"MESSAGE_ID=%s", r == 0 ? MID_FINISHED : MID_INTERRUPTED,
+			"PRIORITY=%d", p->bad_blocks ? 3 : 6, "INTEGRITY_DEVICE=%s", run->target,
+			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
+			"INTEGRITY_BAD_BLOCKS=%" PRIu64, p->bad_blocks, NULL);
+#endif
+	bool lost_output = o.metrics_dir && !verifying && !run_metrics(run, r);
+	run->r = r;
+	if (r < 0 && r != -EINTR && r != -ETIME)
+		run->code = EXIT_FAIL;
+	else if (p->bad_blocks || p->io_errors)
+		run->code = EXIT_BAD;
+	else if (r == -EINTR || r == -ETIME)
+		run->code = EXIT_INTERRUPTED;
+	else
+		run->code = EXIT_CLEAN;
+	/* Metrics that were asked for and are missing: the run failed,
+	 * whatever it found. */
+	if (lost_output)
+		run->code = EXIT_FAIL;
+}
+
+static void run_close(struct run *run)
+{
+	stack_free(run);
+	run->disk = NULL;
+	run->above = NULL;
+	run->nabove = 0;
+	run->arrays = NULL;
+	run->narrays = 0;
+	integrity_scrub_free(run->scrub);
+	run->scrub = NULL;
+	integrity_context_free(run->ctx);
+	run->ctx = NULL;
+	run_free(run);
+}
+
+/* Scrub one target; the exit code. */
+static int scrub_one(const char *target, const struct integrity_scrub_params *params, bool progress_bar,
+		     struct integrity_scrub_budget *budget)
+{
+	struct run run = { .progress_bar = progress_bar, .params = *params, .target = target, .code = -1 };
+	int code = run_open(&run);
+
+	if (code >= 0)
+		goto done;
+	run_scrub(&run, budget);
+	code = run.code;
+	if ((!gopt.quiet || gopt.json) && !verifying)
+		write_report(stdout, &(struct report_ctx){ &run, run.r });
+	if (o.report && !verifying) {
+		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, run.r });
+		if (w < 0)
+			code = fail(EXIT_FAIL, o.report, w, "cannot write the report");
+	}
+done:
+	run_close(&run);
+	return code;
+}
+
+/* Exit codes of several scrubs, worst first: a usage error (a --range one
+ * target cannot take), then a failure (a target whose state is unknown),
+ * then bad blocks found, then a stop (run again to finish), then clean. */
 static int worse(int a, int b)
 {
 	static const int rank[] = { [EXIT_CLEAN] = 0, [EXIT_INTERRUPTED] = 1, [EXIT_BAD] = 2,
 				    [EXIT_FAIL] = 3, [EXIT_USAGE] = 4 };
 	return rank[b] > rank[a] ? b : a;
+}
+
+/* ------------------------------------------------ several targets at once */
+
+static int add_disk(struct run *run, const char *key)
+{
+	for (size_t i = 0; i < run->ndisks; i++)
+		if (strcmp(run->disks[i], key) == 0)
+			return 0;
+	char **v = realloc(run->disks, (run->ndisks + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	run->disks = v;
+	if (!(v[run->ndisks] = strdup(key)))
+		return -ENOMEM;
+	run->ndisks++;
+	return 0;
+}
+
+/* The whole disks under the block device spec: its own disk for a
+ * partition, its members' disks for md and dm, recursively. */
+static int add_stack_disks(struct run *run, struct integrity_context *ctx, const char *spec, unsigned depth)
+{
+	struct integrity_device *dev;
+	struct integrity_stack *st;
+	int r;
+
+	if (depth > 16)
+		return -ELOOP;
+	r = integrity_device_new(ctx, spec, &dev);
+	if (r < 0)
+		return r;
+	r = integrity_stack_new(dev, &st);
+	if (r == 0) {
+		size_t n = integrity_stack_below_count(st);
+		for (size_t i = 0; r == 0 && i < n; i++)
+			r = add_stack_disks(run, ctx, integrity_stack_below(st, i), depth + 1);
+		if (r == 0 && !n) {
+			char key[300];
+			snprintf(key, sizeof(key), "disk:%s", integrity_device_name(dev));
+			r = add_disk(run, key);
+		}
+		integrity_stack_free(st);
+	}
+	integrity_device_free(dev);
+	return r;
+}
+
+/* What two targets must not share while scrubbed at the same time: the
+ * whole disks under a block device, an image file itself. */
+static int target_disks(struct run *run, struct integrity_context *ctx)
+{
+	struct stat st;
+	char key[PATH_MAX];
+
+	if (stat(run->target, &st) < 0)
+		return add_disk(run, run->target);	/* its scrub will say why */
+	if (!S_ISBLK(st.st_mode)) {
+		snprintf(key, sizeof(key), "file:%lx:%lu", (unsigned long)st.st_dev, (unsigned long)st.st_ino);
+		return add_disk(run, key);
+	}
+	snprintf(key, sizeof(key), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (ctx && add_stack_disks(run, ctx, key, 0) == 0 && run->ndisks)
+		return 0;
+	/* Unknown to sysfs: the device itself. */
+	snprintf(key, sizeof(key), "dev:%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	return add_disk(run, key);
+}
+
+static bool shares_disk(const struct run *a, const struct run *b)
+{
+	for (size_t i = 0; i < a->ndisks; i++)
+		for (size_t k = 0; k < b->ndisks; k++)
+			if (strcmp(a->disks[i], b->disks[k]) == 0)
+				return true;
+	return false;
+}
+
+/* The next target no running one shares a disk with, or NULL. */
+static struct run *next_run(struct batch *b, bool *pending)
+{
+	*pending = false;
+	for (size_t i = 0; i < b->n; i++) {
+		struct run *run = &b->runs[i];
+		if (run->state != RUN_PENDING)
+			continue;
+		*pending = true;
+		bool free = true;
+		for (size_t k = 0; k < b->n && free; k++)
+			if (b->runs[k].state == RUN_RUNNING && shares_disk(run, &b->runs[k]))
+				free = false;
+		if (free)
+			return run;
+	}
+	return NULL;
+}
+
+struct worker {
+	struct batch *batch;
+	struct integrity_scrub_budget *budget;
+};
+
+static void *worker_main(void *data)
+{
+	struct worker *w = data;
+	struct batch *b = w->batch;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		bool pending = false;
+		struct run *run = stop_signal ? NULL : next_run(b, &pending);
+		if (!run) {
+			if (stop_signal || !pending)
+				break;
+			/* Every pending target shares a disk with a running one. */
+			pthread_cond_wait(&b->changed, &b->lock);
+			continue;
+		}
+		run->state = RUN_RUNNING;
+		run->thread = pthread_self();
+		pthread_cond_broadcast(&b->changed);
+		pthread_mutex_unlock(&b->lock);
+
+		int code = run_open(run);
+		if (code < 0)
+			run_scrub(run, w->budget);
+		else
+			run->code = code;
+		/* The scrub stays open for the report; it reads nothing more. */
+		pthread_mutex_lock(&b->lock);
+		run->state = RUN_DONE;
+		pthread_cond_broadcast(&b->changed);
+	}
+	b->workers_left--;
+	pthread_cond_broadcast(&b->changed);
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* One progress line of a target: device, stable name, percent, rate, ETA
+ * and bad blocks so far.  Under the batch's lock. */
+static void progress_line(FILE *f, const struct run *run)
+{
+	const struct integrity_scrub_progress *p = &run->seen;
+	char rate[32], eta[32];
+	const char *what = run->state == RUN_PENDING ? "waiting" : run->state == RUN_DONE ? "done" : "running";
+
+	fprintf(f, "%s%s%s%s  ", run->target, run->stable ? " (" : "", run->stable ? run->stable : "",
+		run->stable ? ")" : "");
+	if (!run->seen_any) {
+		fprintf(f, "%s", what);
+		return;
+	}
+	uint64_t span = p->end - p->start;
+	double pct = span ? 100.0 * (double)(p->done - p->start) / (double)span : 100.0;
+	double speed = p->run_elapsed > 0 ? (double)(p->done - p->resumed_from) / p->run_elapsed : 0;
+	uint32_t bs = run->scrub ? integrity_scrub_block_size(run->scrub) : 512;
+	fprintf(f, "%5.1f%%  %s/s  ETA %s  bad %" PRIu64 "%s%s", pct,
+		format_size((uint64_t)(speed * bs), rate, sizeof(rate)),
+		speed > 0 && p->done < p->end ? format_duration((double)(p->end - p->done) / speed, eta, sizeof(eta))
+					       : "-",
+		p->bad_blocks, run->state == RUN_DONE ? "  " : "", run->state == RUN_DONE ? what : "");
+}
+
+/* Every target's line: redrawn in place on a terminal; in a log, plain
+ * lines for the targets being scrubbed, every few seconds and at the end. */
+static void draw_batch(struct batch *b, bool final)
+{
+	double now = now_monotonic();
+
+	if (!b->lines)
+		return;
+	if (b->in_place) {
+		if (b->drawn)
+			fprintf(stderr, "\033[%uA", b->drawn);
+		for (size_t i = 0; i < b->n; i++) {
+			fputs("\r\033[2K", stderr);
+			progress_line(stderr, &b->runs[i]);
+			fputc('\n', stderr);
+		}
+		b->drawn = (unsigned)b->n;
+	} else if (final || now - b->last_log >= 10.0) {
+		b->last_log = now;
+		for (size_t i = 0; i < b->n; i++) {
+			if (!b->runs[i].seen_any || (!final && b->runs[i].state != RUN_RUNNING))
+				continue;
+			progress_line(stderr, &b->runs[i]);
+			fputc('\n', stderr);
+		}
+	}
+	fflush(stderr);
+}
+
+static void report_total_human(FILE *out, struct batch *b)
+{
+	uint64_t bytes = 0, bad = 0, io = 0;
+	size_t complete = 0, stopped = 0, failed = 0;
+	char a[32], c[32], d[32];
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct run *run = &b->runs[i];
+		if (run->scrub) {
+			const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
+			bytes += (p->done - p->resumed_from) * integrity_scrub_block_size(run->scrub);
+			bad += p->bad_blocks;
+			io += p->io_errors;
+		}
+		if (run->code < 0 || run->r == -EINTR || run->r == -ETIME)
+			stopped++;
+		else if (!run->scrub || run->r < 0)
+			failed++;
+		else
+			complete++;
+	}
+	double wall = now_monotonic() - b->started;
+	fprintf(out,
+		"total: %zu target%s: %zu complete, %zu stopped, %zu failed\n"
+		"  this run checked %s in %s at %s/s\n"
+		"  bad blocks %" PRIu64 ", I/O errors %" PRIu64 "\n",
+		b->n, b->n == 1 ? "" : "s", complete, stopped, failed, format_size(bytes, a, sizeof(a)),
+		format_duration(wall, c, sizeof(c)), format_size(wall > 0 ? (uint64_t)((double)bytes / wall) : 0, d,
+								  sizeof(d)),
+		bad, io);
+}
+
+/* A target that was not scrubbed (stopped before its turn, or it could
+ * not be opened), in the run's report. */
+static void report_json_unscrubbed(struct json *j, const struct run *run)
+{
+	json_string(j, "target", run->target);
+	json_string(j, "status", run->code < 0 ? "not-started" : "failed");
+}
+
+static void report_batch_json(FILE *out, struct batch *b)
+{
+	uint64_t blocks = 0, bytes = 0, bad = 0, io = 0, run_bytes = 0;
+	size_t counts[4] = { 0 };	/* complete, interrupted (or time-limit), failed, not-started */
+	struct json j;
+
+	json_open(&j, out);
+	json_u64(&j, "version", REPORT_VERSION);
+	json_array_begin(&j, "devices");
+	for (size_t i = 0; i < b->n; i++) {
+		struct run *run = &b->runs[i];
+		json_object_begin(&j, NULL);
+		if (run->scrub && run->code >= 0) {
+			const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
+			report_json_fields(&j, run, run->r);
+			blocks += p->blocks_checked;
+			bytes += p->bytes_checked;
+			run_bytes += (p->done - p->resumed_from) * integrity_scrub_block_size(run->scrub);
+			bad += p->bad_blocks;
+			io += p->io_errors;
+			counts[run->r == 0 ? 0 : run->r == -EINTR || run->r == -ETIME ? 1 : 2]++;
+		} else {
+			report_json_unscrubbed(&j, run);
+			counts[run->code < 0 ? 3 : 2]++;
+		}
+		json_u64(&j, "exit_status", run->code < 0 ? EXIT_INTERRUPTED : (uint64_t)run->code);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	double wall = now_monotonic() - b->started;
+	json_object_begin(&j, "totals");
+	json_u64(&j, "devices", b->n);
+	json_u64(&j, "complete", counts[0]);
+	json_u64(&j, "interrupted", counts[1]);
+	json_u64(&j, "failed", counts[2]);
+	json_u64(&j, "not_started", counts[3]);
+	json_u64(&j, "blocks_checked", blocks);
+	json_u64(&j, "bytes_checked", bytes);
+	json_u64(&j, "bad_blocks", bad);
+	json_u64(&j, "io_errors", io);
+	json_double(&j, "elapsed_seconds", wall);
+	json_double(&j, "bytes_per_second", wall > 0 ? (double)run_bytes / wall : 0);
+	json_object_end(&j);
+	json_close(&j);
+}
+
+static void write_batch_report(FILE *f, void *data)
+{
+	struct batch *b = data;
+
+	if (gopt.json) {
+		report_batch_json(f, b);
+		return;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		struct run *run = &b->runs[i];
+		if (run->scrub && run->code >= 0)
+			report_human(f, run, run->r);
+		else
+			fprintf(f, "%s: %s\n", run->target, run->code < 0 ? "not started (stopped before its turn)"
+									: "failed (see above)");
+	}
+	report_total_human(f, b);
+}
+
+/* Scrub targets at once, up to `jobs` at a time, never two that share a
+ * disk; the worst exit code.  A stop (SIGINT, SIGTERM) stops every
+ * running scrub, saved, and starts no other. */
+static int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
+		      unsigned jobs, bool lines, struct integrity_scrub_budget *budget)
+{
+	struct batch b = { .n = n, .lines = lines, .in_place = lines && isatty(STDERR_FILENO) };
+	struct worker w = { &b, budget };
+	int ret = EXIT_CLEAN;
+
+	b.runs = calloc(n ? n : 1, sizeof(*b.runs));
+	if (!b.runs)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.changed, NULL);
+	struct integrity_context *ctx = NULL;
+	if (integrity_context_new(&ctx, gopt.sysfs_root) < 0)
+		ctx = NULL;	/* every block device is then a disk of its own */
+	for (size_t i = 0; i < n; i++) {
+		struct run *run = &b.runs[i];
+		run->target = targets[i];
+		run->params = *params;
+		run->code = -1;
+		run->batch = &b;
+		if (target_disks(run, ctx) < 0) {
+			integrity_context_free(ctx);
+			ret = fail(EXIT_FAIL, run->target, -ENOMEM, "cannot scrub");
+			goto out;
+		}
+		struct integrity_device *dev;
+		if (lines && ctx && integrity_device_new(ctx, run->target, &dev) == 0) {
+			const char *st = integrity_device_stable_name(dev);
+			if (st && strcmp(st, run->target) != 0)
+				run->stable = strdup(st);
+			integrity_device_free(dev);
+		}
+	}
+	integrity_context_free(ctx);
+	if (!jobs || jobs > n)
+		jobs = (unsigned)n;
+	b.started = now_monotonic();
+	pthread_t *threads = calloc(jobs ? jobs : 1, sizeof(*threads));
+	if (!threads) {
+		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
+		goto out;
+	}
+	pthread_mutex_lock(&b.lock);
+	for (unsigned i = 0; i < jobs; i++) {
+		int r = pthread_create(&threads[i], NULL, worker_main, &w);
+		if (r) {
+			fail(EXIT_FAIL, NULL, -r, "cannot start a worker");
+			ret = EXIT_FAIL;
+			break;
+		}
+		b.workers_left++;
+	}
+	size_t started = b.workers_left;
+	bool told = false;
+	while (b.workers_left) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&b.changed, &b.lock, &until);
+		if (stop_signal && !told) {
+			/* A worker waiting for a lock (--wait) or in a pause sees the
+			 * stop at once; the signal was delivered to one thread only. */
+			told = true;
+			pthread_cond_broadcast(&b.changed);
+			for (size_t i = 0; i < n; i++)
+				if (b.runs[i].state == RUN_RUNNING)
+					pthread_kill(b.runs[i].thread, stop_signal);
+		}
+		draw_batch(&b, false);
+	}
+	draw_batch(&b, true);
+	pthread_mutex_unlock(&b.lock);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+
+	for (size_t i = 0; i < n; i++)
+		ret = worse(ret, b.runs[i].code < 0 ? EXIT_INTERRUPTED : b.runs[i].code);
+	if (!gopt.quiet || gopt.json)
+		write_batch_report(stdout, &b);
+	if (o.report) {
+		int w2 = write_atomically(o.report, write_batch_report, &b);
+		if (w2 < 0)
+			ret = worse(ret, fail(EXIT_FAIL, o.report, w2, "cannot write the report"));
+	}
+out:
+	for (size_t i = 0; i < n; i++) {
+		run_close(&b.runs[i]);
+		for (size_t k = 0; k < b.runs[i].ndisks; k++)
+			free(b.runs[i].disks[k]);
+		free(b.runs[i].disks);
+		free(b.runs[i].stable);
+	}
+	pthread_cond_destroy(&b.changed);
+	pthread_mutex_destroy(&b.lock);
+	free(b.runs);
+	return ret;
 }
 
 /* The path to scrub a listed device by, which is also its name in the
@@ -1348,13 +1857,15 @@ static int stack_leaves(struct integrity_context *ctx, const char *name, char **
  * An md or dm target: scrub the devices that hold its data and PI, reading
  * them directly, so that md never repairs a fault before it is recorded;
  * each bad block is reported against the member and the devices above it.
- * Returns -1 when target is not a stack device.
+ * Members on different disks are scrubbed at once.  Returns -1 when target
+ * is not a stack device.
  */
-static int scrub_stack(const char *target, struct integrity_scrub_params *params, bool progress_bar)
+static int scrub_stack(const char *target, const struct integrity_scrub_params *params, unsigned jobs,
+		       bool progress_bar, struct integrity_scrub_budget *budget)
 {
 	struct integrity_context *ctx;
 	struct integrity_device *dev = NULL;
-	char **leaves = NULL;
+	char **leaves = NULL, **paths = NULL;
 	size_t n = 0;
 	int ret = -1;
 
@@ -1371,32 +1882,41 @@ static int scrub_stack(const char *target, struct integrity_scrub_params *params
 		ret = fail(EXIT_FAIL, target, r, "is a stack device with no disk below it to scrub");
 		goto out;
 	}
+	if (!(paths = calloc(n, sizeof(*paths)))) {
+		ret = fail(EXIT_FAIL, target, -ENOMEM, "cannot scrub");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct integrity_device *leaf;
+		char path[4096];
+		if (integrity_device_new(ctx, leaves[i], &leaf) == 0) {
+			device_path(leaf, path, sizeof(path));
+			integrity_device_free(leaf);
+		} else {
+			snprintf(path, sizeof(path), "/dev/%s", leaves[i]);
+		}
+		if (!(paths[i] = strdup(path))) {
+			ret = fail(EXIT_FAIL, target, -ENOMEM, "cannot scrub");
+			goto out;
+		}
+	}
 	if (!gopt.quiet) {
-		fprintf(stderr, "integrityctl: %s: scrubbing the devices under it, one after the other:", target);
+		fprintf(stderr, "integrityctl: %s: scrubbing the devices under it:", target);
 		for (size_t i = 0; i < n; i++)
 			fprintf(stderr, " %s", leaves[i]);
 		fputc('\n', stderr);
 	}
-	ret = EXIT_CLEAN;
 	repairs.on = o.repair;
 	snprintf(repairs.md, sizeof(repairs.md), "%s", integrity_device_name(dev));
-	for (size_t i = 0; i < n && !stop_signal; i++) {
-		struct integrity_device *leaf;
-		char path[4096];
-		if (integrity_device_new(ctx, leaves[i], &leaf) < 0) {
-			ret = worse(ret, fail(EXIT_FAIL, leaves[i], 0, "no such block device"));
-			continue;
-		}
-		device_path(leaf, path, sizeof(path));
-		integrity_device_free(leaf);
-		int code = scrub_one(path, params, progress_bar);
-		if (code == EXIT_FAIL && params->method != INTEGRITY_SCRUB_AUTO) {
-			fprintf(stderr, "integrityctl: %s: the devices under it are:", target);
-			for (size_t k = 0; k < n; k++)
-				fprintf(stderr, " %s", leaves[k]);
-			fprintf(stderr, "; scrub each with the method it supports\n");
-		}
-		ret = worse(ret, code);
+	if (n == 1)
+		ret = scrub_one(paths[0], params, progress_bar, budget);
+	else
+		ret = scrub_many((const char *const *)paths, n, params, jobs, progress_bar, budget);
+	if (ret == EXIT_FAIL && params->method != INTEGRITY_SCRUB_AUTO) {
+		fprintf(stderr, "integrityctl: %s: the devices under it are:", target);
+		for (size_t k = 0; k < n; k++)
+			fprintf(stderr, " %s", leaves[k]);
+		fprintf(stderr, "; scrub each with the method it supports\n");
 	}
 	if (o.repair && !stop_signal && repairs.n)
 		ret = worse(ret, md_repair(ctx, dev, params));
@@ -1404,21 +1924,26 @@ static int scrub_stack(const char *target, struct integrity_scrub_params *params
 	repairs.v = NULL;
 	repairs.n = 0;
 out:
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(leaves[i]);
+		if (paths)
+			free(paths[i]);
+	}
 	free(leaves);
+	free(paths);
 	integrity_device_free(dev);
 	integrity_context_free(ctx);
 	return ret;
 }
 
-/* Every disk with an integrity profile, one after the other. */
-static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
+/* Every disk with an integrity profile, at once. */
+static int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines,
+		     struct integrity_scrub_budget *budget)
 {
 	struct integrity_context *ctx;
 	struct integrity_device **devs;
 	size_t n;
-	int r = integrity_context_new(&ctx, gopt.sysfs_root), ret = EXIT_CLEAN;
+	int r = integrity_context_new(&ctx, gopt.sysfs_root), ret;
 
 	if (r == 0)
 		r = integrity_device_list(ctx, &devs, &n);
@@ -1426,8 +1951,9 @@ static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 		integrity_context_free(ctx);
 		return fail(EXIT_FAIL, NULL, r, "cannot list block devices");
 	}
-	size_t scrubbed = 0;
-	for (size_t i = 0; i < n && !stop_signal; i++) {
+	char **paths = calloc(n ? n : 1, sizeof(*paths));
+	size_t count = 0;
+	for (size_t i = 0; paths && i < n; i++) {
 		struct integrity_kernel_state st;
 		char path[4096];
 		if (integrity_device_partno(devs[i]))
@@ -1440,13 +1966,19 @@ static int scrub_all(struct integrity_scrub_params *params, bool progress_bar)
 		if (is_stack_device(devs[i]))
 			continue;
 		device_path(devs[i], path, sizeof(path));
-		ret = worse(ret, scrub_one(path, params, progress_bar));
-		scrubbed++;
+		if ((paths[count] = strdup(path)))
+			count++;
 	}
-	if (!scrubbed && !gopt.quiet)
-		fprintf(stderr, "integrityctl: scrub: no block device has an integrity profile\n");
 	integrity_device_list_free(devs, n);
 	integrity_context_free(ctx);
+	if (!paths)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
+	if (!count && !gopt.quiet)
+		fprintf(stderr, "integrityctl: scrub: no block device has an integrity profile\n");
+	ret = scrub_many((const char *const *)paths, count, params, jobs, lines, budget);
+	for (size_t i = 0; i < count; i++)
+		free(paths[i]);
+	free(paths);
 	return ret;
 }
 
@@ -1457,7 +1989,12 @@ int cmd_scrub(int argc, const char **argv)
 		  "how blocks are checked (default auto)", "auto|device|host|kernel" },
 		{ "range", '\0', POPT_ARG_STRING, &o.range, 0,
 		  "only these blocks (START:LEN in blocks, or with K/M/G in bytes)", "START:LEN" },
-		{ "rate", '\0', POPT_ARG_STRING, &o.rate, 0, "at most this many bytes per second", "N[K|M|G]" },
+		{ "rate", '\0', POPT_ARG_STRING, &o.rate, 0,
+		  "at most this many bytes per second in all, shared by the targets", "N[K|M|G]" },
+		{ "rate-per-device", '\0', POPT_ARG_STRING, &o.rate_per_device, 0,
+		  "at most this many bytes per second for each target", "N[K|M|G]" },
+		{ "jobs", 'j', POPT_ARG_STRING, &o.jobs, 0,
+		  "scrub at most N targets at once (default: all)", "N" },
 		{ "duration", '\0', POPT_ARG_STRING, &o.duration, 0,
 		  "stop (saved) after this much scrubbing: 90s, 30m, 6h", "TIME" },
 		{ "io-size", '\0', POPT_ARG_STRING, &o.io_size, 0, "bytes per request (default 1M)", "N" },
@@ -1470,7 +2007,8 @@ int cmd_scrub(int argc, const char **argv)
 		{ "no-state", '\0', POPT_ARG_NONE, &o.no_state, 0, "keep no checkpoint", NULL },
 		{ "restart", '\0', POPT_ARG_NONE, &o.restart, 0, "start again, ignoring a checkpoint", NULL },
 		{ "status", '\0', POPT_ARG_NONE, &o.status, 0, "show saved scrubs and their last result", NULL },
-		{ "all", '\0', POPT_ARG_NONE, &o.all, 0, "scrub every disk with an integrity profile", NULL },
+		{ "all", '\0', POPT_ARG_NONE, &o.all, 0,
+		  "scrub every disk with an integrity profile, at once", NULL },
 		{ "report", '\0', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
 		{ "metrics-dir", '\0', POPT_ARG_STRING, &o.metrics_dir, 0,
 		  "write Prometheus textfile metrics there", "DIR" },
@@ -1490,11 +2028,14 @@ int cmd_scrub(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 	struct integrity_scrub_params params = { 0 };
+	struct integrity_scrub_budget *budget = NULL;
+	uint64_t rate = 0;
+	unsigned jobs = 0;
 	poptContext pc;
 	uint64_t v;
 	int r, ret;
 
-	r = parse_options(&pc, "integrityctl scrub", argc, argv, table, "TARGET | --status [TARGET]");
+	r = parse_options(&pc, "integrityctl scrub", argc, argv, table, "TARGET... | --all | --status [TARGET]");
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);
@@ -1504,8 +2045,8 @@ int cmd_scrub(int argc, const char **argv)
 		poptFreeContext(pc);
 		return ret;
 	}
-	if (!o.all && (!args || !args[0] || args[1])) {
-		fputs("integrityctl: scrub: usage: scrub [OPTIONS] TARGET | --all | --status [TARGET]\n",
+	if (!o.all && (!args || !args[0])) {
+		fputs("integrityctl: scrub: usage: scrub [OPTIONS] TARGET... | --all | --status [TARGET]\n",
 		      stderr);
 		poptFreeContext(pc);
 		return EXIT_USAGE;
@@ -1545,7 +2086,29 @@ int cmd_scrub(int argc, const char **argv)
 			fail(EXIT_USAGE, NULL, 0, "--rate '%s': bytes per second, e.g. 50M", o.rate);
 			goto out;
 		}
+		rate = v;
+	}
+	if (o.rate_per_device) {
+		if (parse_size(o.rate_per_device, &v) < 0 || !v) {
+			fail(EXIT_USAGE, NULL, 0, "--rate-per-device '%s': bytes per second, e.g. 50M",
+			     o.rate_per_device);
+			goto out;
+		}
 		params.rate = v;
+	}
+	if (o.jobs) {
+		if (parse_u64(o.jobs, &v) < 0 || !v || v > 65536) {
+			fail(EXIT_USAGE, NULL, 0, "--jobs '%s': a number of targets, 1 or more", o.jobs);
+			goto out;
+		}
+		jobs = (unsigned)v;
+	}
+	size_t ntargets = 0;
+	while (args && args[ntargets])
+		ntargets++;
+	if (pi_opts.pi_file && ntargets > 1) {
+		fail(EXIT_USAGE, NULL, 0, "--pi-file belongs to one TARGET");
+		goto out;
 	}
 	if (o.io_size) {
 		if (parse_size(o.io_size, &v) < 0 || v < 4096 || v > (64u << 20)) {
@@ -1581,28 +2144,37 @@ int cmd_scrub(int argc, const char **argv)
 	}
 	params.restart = o.restart;
 
+	if (o.all && ntargets) {
+		fail(EXIT_USAGE, NULL, 0, "--all takes no TARGET");
+		goto out;
+	}
+	r = rate ? integrity_scrub_budget_new(&budget, rate) : 0;
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, NULL, r, "cannot set up");
+		goto out;
+	}
+
+	/* Signals are the command's: the library only polls should_stop. */
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (o.all) {
-		if (args && args[0]) {
-			fail(EXIT_USAGE, NULL, 0, "--all takes no TARGET");
-			goto out;
-		}
-		if (o.repair) {
-			fail(EXIT_USAGE, NULL, 0, "--repair is for one md array, not --all");
-			goto out;
-		}
-		ret = scrub_all(&params, progress_bar);
-	} else {
-		ret = scrub_stack(args[0], &params, progress_bar);
-		if (ret < 0 && o.repair)
+	if (o.repair && (o.all || ntargets > 1)) {
+		ret = fail(EXIT_USAGE, NULL, 0, "--repair is for one md array");
+		goto out;
+	}
+	if (o.all)
+		ret = scrub_all(&params, jobs, progress_bar, budget);
+	else if (ntargets > 1)
+		ret = scrub_many(args, ntargets, &params, jobs, progress_bar, budget);
+	else if ((ret = scrub_stack(args[0], &params, jobs, progress_bar, budget)) < 0) {
+		if (o.repair)
 			ret = fail(EXIT_USAGE, args[0], 0, "--repair is for md arrays: name the array");
-		if (ret < 0)
-			ret = scrub_one(args[0], &params, progress_bar);
+		else
+			ret = scrub_one(args[0], &params, progress_bar, budget);
 	}
 out:
+	integrity_scrub_budget_free(budget);
 	poptFreeContext(pc);
 	return ret;
 }

@@ -392,6 +392,19 @@ const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct
 const struct integrity_scrub_error *integrity_scrub_errors(const struct integrity_scrub *scrub,
 							   size_t *count);
 
+/* A rate budget that several scrubs draw from, in bytes per second, so that
+ * scrubs running at the same time (one per thread) share one total rate.
+ * Requests are granted in the order they are asked for, so each scrub gets
+ * a fair share and one slower than its share leaves the rest to the others.
+ * Thread-safe; it must outlive every scrub that uses it. */
+struct integrity_scrub_budget;
+int integrity_scrub_budget_new(struct integrity_scrub_budget **budget, uint64_t rate);
+void integrity_scrub_budget_free(struct integrity_scrub_budget *budget);
+/* Draw this scrub's bytes from budget too (NULL: no longer); the
+ * scrub's own params.rate, when set, still caps it alone.  Every method's
+ * bytes count, device-side verification included.  Before _run. */
+void integrity_scrub_set_budget(struct integrity_scrub *scrub, struct integrity_scrub_budget *budget);
+
 /* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
 struct integrity_scrub_state {
 	char identity[256];

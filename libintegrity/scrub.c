@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -31,6 +32,23 @@
 /* Under --rate, a request is at most this fraction of a second's budget,
  * so that one request cannot overrun it. */
 #define RATE_SLICES 8
+
+/* Behind its rate by more than this (a slow device, a stall), a throttle
+ * starts counting again rather than catch up in a burst, so that the rate
+ * holds over any window, not only on average since the start. */
+#define RATE_CATCH_UP 1.0
+
+/* The shared budget: a virtual clock of granted bytes.  Each request is
+ * granted the next free interval of the total rate, in the order asked
+ * for; a scrub asks for its next request only after the previous was
+ * granted, so the scrubs take turns (a fair share each), and one that asks
+ * less often leaves its turns to the others. */
+struct integrity_scrub_budget {
+	pthread_mutex_t lock;
+	uint64_t rate;		/* bytes per second */
+	double next;		/* monotonic time the next grant starts */
+	bool started;
+};
 
 struct scrub_partition {
 	unsigned partno;
@@ -74,6 +92,7 @@ struct integrity_scrub {
 	struct scrub_errors errors;
 
 	const struct integrity_scrub_callbacks *cb;
+	struct integrity_scrub_budget *budget;	/* shared, or NULL */
 	double run_started;		/* monotonic */
 	double rate_origin;		/* --rate counts bytes since then */
 	uint64_t rate_counted;		/* bytes submitted since rate_origin */
@@ -793,31 +812,86 @@ static bool stop_asked(struct integrity_scrub *s)
 	return s->stop_requested;
 }
 
-/* Before a request of `bytes`: sleep as long as --rate asks, in short steps
- * so that a stop request is seen quickly.  Every method's bytes count. */
-static void throttle(struct integrity_scrub *s, uint64_t bytes)
+INTEGRITY_EXPORT int integrity_scrub_budget_new(struct integrity_scrub_budget **bp, uint64_t rate)
 {
-	if (!s->params.rate)
+	struct integrity_scrub_budget *b;
+
+	*bp = NULL;
+	if (!rate)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	int r = pthread_mutex_init(&b->lock, NULL);
+	if (r) {
+		free(b);
+		return -r;
+	}
+	b->rate = rate;
+	*bp = b;
+	return 0;
+}
+
+INTEGRITY_EXPORT void integrity_scrub_budget_free(struct integrity_scrub_budget *b)
+{
+	if (!b)
 		return;
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+INTEGRITY_EXPORT void integrity_scrub_set_budget(struct integrity_scrub *s, struct integrity_scrub_budget *b)
+{
+	s->budget = b;
+}
+
+/* Grant `bytes` of the budget: the monotonic time they may start at. */
+static double budget_grant(struct integrity_scrub_budget *b, uint64_t bytes)
+{
+	double now = now_monotonic(), due;
+
+	pthread_mutex_lock(&b->lock);
+	if (!b->started || b->next < now - RATE_CATCH_UP)
+		b->next = now;
+	b->started = true;
+	due = b->next;
+	b->next += (double)bytes / (double)b->rate;
+	pthread_mutex_unlock(&b->lock);
+	return due;
+}
+
+/* Sleep until `due`, in short steps so that a stop request is seen quickly. */
+static void sleep_until(struct integrity_scrub *s, double due)
+{
 	for (;;) {
-		double due = s->rate_origin + (double)s->rate_counted / (double)s->params.rate;
-		double now = now_monotonic(), wait = due - now;
-		/* Behind by more than a second (a slow device, a stall): start
-		 * counting again from here rather than catch up in a burst, so the
-		 * rate holds over any window, not only on average since the start. */
-		if (wait < -1.0) {
-			s->rate_origin = now;
-			s->rate_counted = 0;
-			break;
-		}
+		double wait = due - now_monotonic();
 		if (wait <= 0 || stop_asked(s))
-			break;
+			return;
 		if (wait > 0.1)
 			wait = 0.1;
 		struct timespec ts = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
 		nanosleep(&ts, NULL);
 	}
-	s->rate_counted += bytes;
+}
+
+/* Before a request of `bytes`: wait for this scrub's own rate, then for the
+ * shared budget's turn.  Every method's bytes count. */
+static void throttle(struct integrity_scrub *s, uint64_t bytes)
+{
+	if (s->params.rate) {
+		double now = now_monotonic();
+		double due = s->rate_origin + (double)s->rate_counted / (double)s->params.rate;
+		if (due - now < -RATE_CATCH_UP) {
+			s->rate_origin = now;
+			s->rate_counted = 0;
+			due = now;
+		}
+		sleep_until(s, due);
+		s->rate_counted += bytes;
+	}
+	/* Our own cap first: a turn of the budget is not held while waiting. */
+	if (s->budget && !s->stop_requested)
+		sleep_until(s, budget_grant(s->budget, bytes));
 }
 
 static void update_elapsed(struct integrity_scrub *s)
@@ -849,8 +923,11 @@ static uint32_t request_blocks(const struct integrity_scrub *s)
 	const struct scrub_backend *b = s->backend;
 	uint64_t per = b->max_blocks;
 
-	if (s->params.rate && b->bytes_per_block) {
-		uint64_t slice = s->params.rate / RATE_SLICES / b->bytes_per_block;
+	uint64_t rate = s->params.rate;
+	if (s->budget && (!rate || s->budget->rate < rate))
+		rate = s->budget->rate;
+	if (rate && b->bytes_per_block) {
+		uint64_t slice = rate / RATE_SLICES / b->bytes_per_block;
 		if (slice < per)
 			per = slice ? slice : 1;
 	}

@@ -103,9 +103,9 @@ teardown() {
 @test "scrub --all names a disk by its stable name: report, --status, metrics label" {
 	export INTEGRITYCTL
 	scrub_all_in_private_dev link
-	[ "$(jq -r '.target' <<<"$report")" = /dev/disk/by-id/wwn-0x5333333000abcdef ]
+	[ "$(jq -r '.devices[0].target' <<<"$report")" = /dev/disk/by-id/wwn-0x5333333000abcdef ]
 	[ "$(jq -r '.scrubs[0].target' <<<"$status")" = /dev/disk/by-id/wwn-0x5333333000abcdef ]
-	id=$(jq -r '.identity' <<<"$report")
+	id=$(jq -r '.devices[0].identity' <<<"$report")
 	[[ $id == *naa.5333333000abcdef* ]]
 	[ "$(ls metrics/*.prom | wc -l)" -eq 1 ]
 	grep -qF "integrityctl_scrub_blocks_checked_total{device=\"/dev/disk/by-id/wwn-0x5333333000abcdef\",identity=\"$id\"} 2048" \
@@ -115,6 +115,6 @@ teardown() {
 @test "scrub --all without the stable link: the kernel name" {
 	export INTEGRITYCTL
 	scrub_all_in_private_dev nolink
-	[ "$(jq -r '.target' <<<"$report")" = "/dev/$name" ]
+	[ "$(jq -r '.devices[0].target' <<<"$report")" = "/dev/$name" ]
 	[ "$(jq -r '.scrubs[0].target' <<<"$status")" = "/dev/$name" ]
 }

@@ -8,7 +8,8 @@
 # ranges come from the fault layer tests/fault/libfault.c, which 'make
 # check' builds.  No root needed.
 #
-# SCRUB_PROPERTY_SEEDS=N | A-B | N,A-B,... runs other or more schedules;
+# SCRUB_PROPERTY_SEEDS=N | A-B | N,A-B,... runs other or more schedules
+# (SCRUB_PROPERTY_MULTI_SEEDS for the several-images test);
 # a failure prints its seed, the property that failed and how to replay it.
 
 load helpers
@@ -27,6 +28,17 @@ setup() {
 	[ ! -x "$builddir/libtool" ] || lt=("$builddir/libtool" --mode=execute)
 	run "${lt[@]}" python3 "$srcdir/tests/cli/scrub-property" --integrityctl "$INTEGRITYCTL" \
 		--fault-lib "$fault_lib" --seeds "${SCRUB_PROPERTY_SEEDS:-1-200}" --workdir "$BATS_TEST_TMPDIR"
+	assert_success
+	assert_output --regexp "^([0-9]+) of \\1 schedules held$"
+}
+
+@test "several images scrubbed at once by one command: each exactly its image, exactly its bad blocks" {
+	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
+	lt=()
+	[ ! -x "$builddir/libtool" ] || lt=("$builddir/libtool" --mode=execute)
+	run "${lt[@]}" python3 "$srcdir/tests/cli/scrub-property" --integrityctl "$INTEGRITYCTL" \
+		--fault-lib "$fault_lib" --seeds "${SCRUB_PROPERTY_MULTI_SEEDS:-1-60}" --devices 3 \
+		--workdir "$BATS_TEST_TMPDIR"
 	assert_success
 	assert_output --regexp "^([0-9]+) of \\1 schedules held$"
 }

@@ -9,8 +9,18 @@
  *   FAULT_FILE=PATH          the file whose reads are faulted (by device and inode)
  *   FAULT_EIO=OFF+LEN,...    byte ranges: a read that touches one fails with EIO,
  *                            as a disk fails a request that covers a bad sector
- *   FAULT_STOP_READ=N:SIG    before the Nth read of FAULT_FILE (from 1), send SIG
- *                            (INT, TERM or KILL) to the process
+ *   FAULT_FILE_K, FAULT_EIO_K  (K from 1 to 7) more files and their ranges, for
+ *                            several targets scrubbed at once by one process
+ *   FAULT_STOP_READ=N:SIG    before the Nth read of the files (from 1, all files
+ *                            counted together), send SIG (INT, TERM or KILL) to
+ *                            the thread making it
+ *   FAULT_LOG=PATH           append "read K" for each read of file K (0 for
+ *                            FAULT_FILE), one write each: the order of the reads
+ *                            of several threads, for a test to check
+ *   FAULT_HOLD=K:L           reads of file K wait until file L has been read (at
+ *                            most 60 s; then "hold-timeout K" is logged): proof
+ *                            that two files are read at the same time, as a
+ *                            scrub of one after the other would never end the wait
  *   FAULT_STOP_SLEEP=N:SIG   the same before the Nth nanosleep (a --rate pause)
  *   FAULT_NO_URING=1         io_uring_setup fails with ENOSYS (a seccomp filter, as
  *                            containers' default profile has), so that every read
@@ -22,6 +32,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -39,17 +50,26 @@
 #include <unistd.h>
 
 #define MAX_RANGES 64
+#define MAX_FILES 8
 
-static struct {
+struct file {
 	bool active;
 	dev_t dev;
 	ino_t ino;
 	struct { uint64_t off, len; } eio[MAX_RANGES];
 	size_t neio;
+	unsigned long reads;		/* atomic */
+};
+
+static struct {
+	bool active;
+	struct file files[MAX_FILES];
 	unsigned long stop_read, stop_sleep;	/* 0: never */
 	int stop_read_sig, stop_sleep_sig;
-	unsigned long reads, sleeps;
-} fault;
+	unsigned long reads, sleeps;		/* atomic */
+	int log_fd;
+	int hold, hold_for;			/* -1: none */
+} fault = { .log_fd = -1, .hold = -1, .hold_for = -1 };
 
 static void die(const char *what)
 {
@@ -99,52 +119,114 @@ static void no_uring(void)
 #endif
 }
 
+static void load_file(struct file *f, const char *path, const char *ranges)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		die("FAULT_FILE does not exist");
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	for (const char *p = ranges; p && *p;) {
+		char *end;
+		if (f->neio == MAX_RANGES)
+			die("too many FAULT_EIO ranges");
+		f->eio[f->neio].off = strtoull(p, &end, 10);
+		if (*end != '+')
+			die("FAULT_EIO: OFF+LEN,...");
+		f->eio[f->neio].len = strtoull(end + 1, &end, 10);
+		if (*end && *end != ',')
+			die("FAULT_EIO: OFF+LEN,...");
+		f->neio++;
+		p = *end ? end + 1 : end;
+	}
+	f->active = true;
+}
+
 __attribute__((constructor)) static void fault_init(void)
 {
-	const char *path = getenv("FAULT_FILE"), *ranges = getenv("FAULT_EIO");
-	struct stat st;
+	const char *path = getenv("FAULT_FILE");
 
 	if (getenv("FAULT_NO_URING") && strcmp(getenv("FAULT_NO_URING"), "1") == 0)
 		no_uring();
 	if (!path || !*path)
 		return;
-	if (stat(path, &st) < 0)
-		die("FAULT_FILE does not exist");
-	fault.dev = st.st_dev;
-	fault.ino = st.st_ino;
-	for (const char *p = ranges; p && *p;) {
-		char *end;
-		if (fault.neio == MAX_RANGES)
-			die("too many FAULT_EIO ranges");
-		fault.eio[fault.neio].off = strtoull(p, &end, 10);
-		if (*end != '+')
-			die("FAULT_EIO: OFF+LEN,...");
-		fault.eio[fault.neio].len = strtoull(end + 1, &end, 10);
-		if (*end && *end != ',')
-			die("FAULT_EIO: OFF+LEN,...");
-		fault.neio++;
-		p = *end ? end + 1 : end;
+	load_file(&fault.files[0], path, getenv("FAULT_EIO"));
+	for (int k = 1; k < MAX_FILES; k++) {
+		char name[32], eio[32];
+		snprintf(name, sizeof(name), "FAULT_FILE_%d", k);
+		snprintf(eio, sizeof(eio), "FAULT_EIO_%d", k);
+		if (getenv(name) && *getenv(name))
+			load_file(&fault.files[k], getenv(name), getenv(eio));
 	}
 	parse_stop("FAULT_STOP_READ", &fault.stop_read, &fault.stop_read_sig);
 	parse_stop("FAULT_STOP_SLEEP", &fault.stop_sleep, &fault.stop_sleep_sig);
+	const char *log = getenv("FAULT_LOG");
+	if (log && *log) {
+		fault.log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fault.log_fd < 0)
+			die("cannot open FAULT_LOG");
+	}
+	const char *hold = getenv("FAULT_HOLD");
+	if (hold && *hold && (sscanf(hold, "%d:%d", &fault.hold, &fault.hold_for) != 2 || fault.hold < 0 ||
+			      fault.hold >= MAX_FILES || fault.hold_for < 0 || fault.hold_for >= MAX_FILES))
+		die("FAULT_HOLD: K:L, file numbers");
 	fault.active = true;
 }
 
-static bool is_target(int fd)
+/* The file fd reads, or NULL when it is not faulted. */
+static struct file *target_of(int fd)
 {
 	struct stat st;
 
-	return fault.active && fstat(fd, &st) == 0 && st.st_dev == fault.dev && st.st_ino == fault.ino;
+	if (!fault.active || fstat(fd, &st) < 0)
+		return NULL;
+	for (int k = 0; k < MAX_FILES; k++)
+		if (fault.files[k].active && st.st_dev == fault.files[k].dev && st.st_ino == fault.files[k].ino)
+			return &fault.files[k];
+	return NULL;
 }
 
-/* Before a read of [off, off + len) of the target: the stop, then the fault.
- * True when the read must fail. */
-static bool before_read(uint64_t off, uint64_t len)
+/* The signal goes to the thread that reads or sleeps, so that it is
+ * handled before that thread's next step, as in a process of one thread: a
+ * signal sent to the process may be handled by another thread later. */
+static void stop_here(int sig)
 {
-	if (fault.stop_read && ++fault.reads == fault.stop_read)
-		kill(getpid(), fault.stop_read_sig);
-	for (size_t i = 0; i < fault.neio; i++)
-		if (off < fault.eio[i].off + fault.eio[i].len && fault.eio[i].off < off + len)
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+static void log_line(const char *what, int k)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%s %d\n", what, k);
+
+	if (fault.log_fd >= 0 && write(fault.log_fd, line, (size_t)n) != n)
+		die("cannot write FAULT_LOG");
+}
+
+/* Before a read of [off, off + len) of f: the hold, the stop, then the
+ * fault.  True when the read must fail. */
+static bool before_read(struct file *f, uint64_t off, uint64_t len)
+{
+	int k = (int)(f - fault.files);
+
+	if (k == fault.hold) {
+		struct timespec step = { 0, 10000000 };
+		int waited = 0;
+		while (!__atomic_load_n(&fault.files[fault.hold_for].reads, __ATOMIC_SEQ_CST)) {
+			if (++waited > 6000) {
+				log_line("hold-timeout", k);
+				break;
+			}
+			syscall(SYS_nanosleep, &step, NULL);	/* not a --rate pause */
+		}
+	}
+	__atomic_add_fetch(&f->reads, 1, __ATOMIC_SEQ_CST);
+	log_line("read", k);
+	if (fault.stop_read && __atomic_add_fetch(&fault.reads, 1, __ATOMIC_SEQ_CST) == fault.stop_read)
+		stop_here(fault.stop_read_sig);
+	for (size_t i = 0; i < f->neio; i++)
+		if (off < f->eio[i].off + f->eio[i].len && f->eio[i].off < off + len)
 			return true;
 	return false;
 }
@@ -181,7 +263,8 @@ static size_t iov_len(const struct iovec *iov, int cnt)
 ssize_t pread(int fd, void *buf, size_t len, off_t off)
 {
 	REAL(pread, pread_fn);
-	if (is_target(fd) && before_read((uint64_t)off, len)) {
+	struct file *f = target_of(fd);
+	if (f && before_read(f, (uint64_t)off, len)) {
 		errno = EIO;
 		return -1;
 	}
@@ -191,7 +274,8 @@ ssize_t pread(int fd, void *buf, size_t len, off_t off)
 ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 {
 	REAL(pread64, pread_fn);
-	if (is_target(fd) && before_read((uint64_t)off, len)) {
+	struct file *f = target_of(fd);
+	if (f && before_read(f, (uint64_t)off, len)) {
 		errno = EIO;
 		return -1;
 	}
@@ -201,7 +285,8 @@ ssize_t pread64(int fd, void *buf, size_t len, off_t off)
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	REAL(preadv, preadv_fn);
-	if (is_target(fd) && before_read((uint64_t)off, iov_len(iov, cnt))) {
+	struct file *f = target_of(fd);
+	if (f && before_read(f, (uint64_t)off, iov_len(iov, cnt))) {
 		errno = EIO;
 		return -1;
 	}
@@ -211,7 +296,8 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	REAL(preadv64, preadv_fn);
-	if (is_target(fd) && before_read((uint64_t)off, iov_len(iov, cnt))) {
+	struct file *f = target_of(fd);
+	if (f && before_read(f, (uint64_t)off, iov_len(iov, cnt))) {
 		errno = EIO;
 		return -1;
 	}
@@ -221,9 +307,10 @@ ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	REAL(preadv2, preadv2_fn);
-	if (is_target(fd)) {
+	struct file *f = target_of(fd);
+	if (f) {
 		off_t at = off == -1 ? lseek(fd, 0, SEEK_CUR) : off;
-		if (before_read((uint64_t)at, iov_len(iov, cnt))) {
+		if (before_read(f, (uint64_t)at, iov_len(iov, cnt))) {
 			errno = EIO;
 			return -1;
 		}
@@ -234,7 +321,8 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 ssize_t read(int fd, void *buf, size_t len)
 {
 	REAL(read, read_fn);
-	if (is_target(fd) && before_read((uint64_t)lseek(fd, 0, SEEK_CUR), len)) {
+	struct file *f = target_of(fd);
+	if (f && before_read(f, (uint64_t)lseek(fd, 0, SEEK_CUR), len)) {
 		errno = EIO;
 		return -1;
 	}
@@ -244,7 +332,8 @@ ssize_t read(int fd, void *buf, size_t len)
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	REAL(nanosleep, nanosleep_fn);
-	if (fault.active && fault.stop_sleep && ++fault.sleeps == fault.stop_sleep)
-		kill(getpid(), fault.stop_sleep_sig);
+	if (fault.active && fault.stop_sleep &&
+	    __atomic_add_fetch(&fault.sleeps, 1, __ATOMIC_SEQ_CST) == fault.stop_sleep)
+		stop_here(fault.stop_sleep_sig);
 	return real_nanosleep(req, rem);
 }

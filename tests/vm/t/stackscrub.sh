@@ -80,8 +80,10 @@ ictl_json repair integrityctl scrub -J --no-state --repair /dev/md0
 echo "REPAIRED \$(cat /sys/block/md0/md/sync_action) \$(cat /sys/block/md0/md/sync_min) \$(cat /sys/block/md0/md/sync_max)"
 ictl_json after integrityctl scrub -J --no-state /dev/md0
 EOF
-	local j name r1a r1b r5b r5c lin lin1 crypt1
+	local j name docs r1a r1b r5b r5c lin lin1 crypt1
 	name() { sed -n "s/^NAME $1 //p" <<<"$VM_OUTPUT"; }
+	# The reports of one command: a batch's devices, or lone documents.
+	docs() { vm_json "$1" | jq -cs 'map(if .devices then .devices[] else . end)'; }
 	r1a=$(name r1a) r1b=$(name r1b) r5b=$(name r5b) r5c=$(name r5c) lin=$(name lin)
 	lin1=$(sed -n 's/^DMNAME lin1 //p' <<<"$VM_OUTPUT")
 	crypt1=$(sed -n 's/^DMNAME crypt1 //p' <<<"$VM_OUTPUT")
@@ -90,7 +92,7 @@ EOF
 	expect_output "^TABLE lin1 0 8192 linear [0-9]+:[0-9]+ 2048$"
 
 	# md0: each member scrubbed by itself; md never read the bad copy.
-	j=$(vm_json md0 | jq -cs .)
+	j=$(docs md0)
 	expect_eq "md0: exit" "$(vm_json_status md0)" 1
 	expect_eq "md0: members scrubbed" "$(jq -c '[.[].target] | map(sub("^/dev/"; ""))' <<<"$j")" \
 		"[\"$r1a\",\"$r1b\"]"
@@ -105,32 +107,32 @@ EOF
 	expect_output "^TEXT   md0 \(raid1\): mismatch_cnt 0; $r1a errors 0 bad_blocks -"
 
 	# md1: data maps to md1's LBA; parity maps to nothing above.
-	j=$(vm_json md1 | jq -cs .)
+	j=$(docs md1)
 	expect_eq "md1: bad blocks" \
 		"$(jq -c '[.[].errors[] | [.device, .lba, (.above | map([.device, .lba]))]]' <<<"$j")" \
 		"[[\"$r5b\",2181,[]],[\"$r5c\",2181,[[\"md1\",261]]]]"
 
 	# dm: linear and crypt over one namespace.
-	j=$(vm_json lin1 | jq -cs .)
+	j=$(docs lin1)
 	expect_eq "lin1: the namespace is scrubbed" "$(jq -r '.[].target' <<<"$j")" "/dev/$lin"
 	expect_eq "lin1: both faults, each with its dm device" \
 		"$(jq -c '[.[].errors[] | [.lba, (.above | map([.device, .lba]))]]' <<<"$j")" \
 		"[[2825,[[\"$lin1\",777]]],[16484,[[\"$crypt1\",100]]]]"
 
 	# --all scrubs the namespaces, never md or dm themselves.
-	expect_eq "--all: targets" "$(vm_json all | jq -r '.target' | grep -c -E '/dev/(md|dm-)')" 0
-	expect_eq "--all: every namespace" "$(vm_json all | jq -r '.target' | wc -l)" 6
+	expect_eq "--all: targets" "$(docs all | jq -r '.[].target' | grep -c -E '/dev/(md|dm-)')" 0
+	expect_eq "--all: every namespace" "$(docs all | jq -r '.[].target' | wc -l)" 6
 	# --method host on md0: its members, by that method.
-	expect_eq "host on md0" "$(vm_json hostmd | jq -s -c '[.[] | [.method, (.errors | length)]]')" \
+	expect_eq "host on md0" "$(docs hostmd | jq -c '[.[] | [.method, (.errors | length)]]')" \
 		'[["host",2],["host",1]]'
 
 	# --repair: md rewrites the block bad on one mirror from the other and
 	# it verifies clean; the block bad on both is left, said once.
-	j=$(vm_json repair | jq -cs '.[] | select(.repairs) | .repairs | map([.device, .lba, .member, .member_lba, .result])')
+	j=$(docs repair | jq -c '.[] | select(.repairs) | .repairs | map([.device, .lba, .member, .member_lba, .result])')
 	expect_eq "repair: results" "$j" \
 		"[[\"md0\",1000,\"$r1a\",3048,\"repaired\"],[\"md0\",4000,\"$r1a\",6048,\"bad-on-every-copy\"]]"
 	expect_eq "repair: exit (a block stays bad)" "$(vm_json_status repair)" 1
 	expect_eq "repair: md idle, limits reset" "$(sed -n 's/^REPAIRED //p' <<<"$VM_OUTPUT")" "idle 0 max"
 	expect_eq "after repair: only the block bad on both" \
-		"$(vm_json after | jq -cs '[.[].errors[] | [.device, .lba]]')" "[[\"$r1a\",6048],[\"$r1b\",6048]]"
+		"$(docs after | jq -c '[.[].errors[] | [.device, .lba]]')" "[[\"$r1a\",6048],[\"$r1b\",6048]]"
 }

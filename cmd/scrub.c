@@ -72,6 +72,7 @@ struct run {
 	char **part_names;	/* kernel name per partition number, NULL if none */
 	char **part_stable;
 	unsigned nparts;
+	char *node;		/* the target's node when it was given by name */
 	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
 	struct above *above;		/* per bad-block record, once the run ended */
 	size_t nabove;
@@ -1227,6 +1228,11 @@ static int run_open(struct run *run)
 	r = integrity_context_new(&run->ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	/* A name that is not a file: the node of the device it names. */
+	char node[4096];
+	if (integrity_device_path(run->ctx, run->target, node, sizeof(node)) == 0 &&
+	    strcmp(node, run->target) && (run->node = strdup(node)))
+		run->target = run->node;
 	params->target = run->target;
 	if (o.range) {
 		/* The range's units need the block size: open once to learn it. */
@@ -1349,6 +1355,8 @@ static void run_close(struct run *run)
 	integrity_context_free(run->ctx);
 	run->ctx = NULL;
 	run_free(run);
+	free(run->node);
+	run->node = NULL;
 }
 
 /* Scrub one target; the exit code. */

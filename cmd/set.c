@@ -24,6 +24,26 @@ static int parse_switch(const char *value, int *out)
 	return -EINVAL;
 }
 
+/* md and device-mapper pass requests down without acting on the flags:
+ * say so, and where they do act. */
+static int refuse_stack(const struct integrity_device *dev)
+{
+	struct integrity_stack *st = NULL;
+	char below[512] = "";
+
+	if (integrity_stack_new(dev, &st) == 0) {
+		for (size_t i = 0; i < integrity_stack_below_count(st); i++)
+			snprintf(below + strlen(below), sizeof(below) - strlen(below), "%s%s", i ? ", " : "",
+				 integrity_stack_below(st, i));
+	}
+	const char *what = st && integrity_stack_kind(st) == INTEGRITY_STACK_MD ? "md" : "device-mapper";
+	int ret = fail(EXIT_FAIL, integrity_device_name(dev), 0,
+		       "%s ignores read-verify and write-generate: the kernel applies them on the devices "
+		       "below it%s%s%s", what, below[0] ? " (" : "", below, below[0] ? ")" : "");
+	integrity_stack_free(st);
+	return ret;
+}
+
 int cmd_set(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -78,6 +98,10 @@ int cmd_set(int argc, const char **argv)
 			   integrity_device_disk_name(dev));
 		goto out;
 	}
+	if (r == -EMEDIUMTYPE) {
+		ret = refuse_stack(dev);
+		goto out;
+	}
 	if (r == -EOPNOTSUPP) {
 		ret = fail(EXIT_FAIL, name, 0, "has no integrity profile: nothing to verify or generate");
 		goto out;
@@ -88,9 +112,13 @@ int cmd_set(int argc, const char **argv)
 	}
 	struct integrity_kernel_state st;
 	integrity_device_kernel_state(dev, &st);
-	if (!gopt.quiet)
+	if (!gopt.quiet) {
 		printf("%s: %s, read-verify=%s, write-generate=%s\n", integrity_device_name(dev),
 		       st.format, st.read_verify ? "on" : "off", st.write_generate ? "on" : "off");
+		if (!st.read_verify && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_DEVICE)
+			printf("%s: the device still checks PI on reads (the NVMe driver asks the controller to)\n",
+			       integrity_device_name(dev));
+	}
 	ret = EXIT_CLEAN;
 out:
 	integrity_device_free(dev);

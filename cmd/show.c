@@ -3,6 +3,7 @@
  * raw values and their meaning side by side. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -66,25 +67,373 @@ static void field_hex(struct out *o, const char *key, uint64_t value, const char
 	field_num(o, key, value, true, meaning);
 }
 
-static void show_kernel(struct out *o, const struct integrity_device *dev)
+static bool profile_of(const struct integrity_kernel_state *st)
+{
+	return strcmp(st->format, "none") != 0 && strcmp(st->format, "nop") != 0;
+}
+
+static void show_kernel(struct out *o, const struct integrity_device *dev, const struct integrity_stack *stk)
 {
 	struct integrity_kernel_state st;
+	enum integrity_stack_kind kind = stk ? integrity_stack_kind(stk) : INTEGRITY_STACK_DISK;
+	bool bio_based = kind == INTEGRITY_STACK_MD || kind == INTEGRITY_STACK_DM;
+	const char *ignored = kind == INTEGRITY_STACK_MD ? "md ignores it: the devices below decide"
+							 : "device-mapper ignores it: the devices below decide";
 
 	integrity_device_kernel_state(dev, &st);
+	bool profile = profile_of(&st);
 	section_begin(o, "kernel");
 	field_str(o, "format", st.format);
 	field_u64(o, "protection_interval_bytes", st.interval, NULL);
 	field_u64(o, "tag_size", st.tag_size, NULL);
 	if (st.read_verify >= 0)
 		field_u64(o, "read_verify", (uint64_t)st.read_verify,
-			  st.read_verify ? "the kernel verifies PI on reads" : "reads are not verified");
+			  !profile ? "no profile: the kernel has no PI to verify here" : bio_based ? ignored :
+			  st.read_verify ? "the kernel verifies PI on reads" : "the kernel does not verify reads");
 	if (st.write_generate >= 0)
 		field_u64(o, "write_generate", (uint64_t)st.write_generate,
+			  !profile ? "no profile: the kernel generates no PI here" : bio_based ? ignored :
 			  st.write_generate ? "the kernel generates PI on writes" : "writes carry no PI from the kernel");
 	if (st.device_capable >= 0)
 		field_u64(o, "device_is_integrity_capable", (uint64_t)st.device_capable,
+			  !profile ? NULL :
 			  st.device_capable ? "the device checks PI itself" : "only the host adapter handles PI");
+	int rc = integrity_device_read_check(dev);
+	if (rc >= 0) {
+		static const char *const text[] = {
+			[INTEGRITY_READ_CHECK_NONE] = "nothing checks PI on a plain read",
+			[INTEGRITY_READ_CHECK_KERNEL] = "the kernel verifies PI on reads",
+			[INTEGRITY_READ_CHECK_DEVICE] = "the device checks on every read (NVMe: the driver asks the controller; dm-integrity: its own tags)",
+			[INTEGRITY_READ_CHECK_BELOW] = "every device below checks its reads",
+			[INTEGRITY_READ_CHECK_PARTIAL] = "only some of the devices below check their reads",
+		};
+		if (o->json) {
+			json_string(&o->j, "read_check", integrity_read_check_name((enum integrity_read_check)rc));
+			json_string(&o->j, "read_check_text", text[rc]);
+		} else {
+			printf("  %-28s %-10s %s\n", "read_check", integrity_read_check_name((enum integrity_read_check)rc),
+			       text[rc]);
+		}
+	}
 	section_end(o);
+}
+
+/* One device of the stack around the one shown. */
+struct node {
+	char name[256];
+	char type[32];
+	char format[32];
+	bool profile;		/* the kernel carries PI through it */
+	bool media_pi;		/* a device at the bottom that stores PI */
+	int level;		/* above the device shown: > 0, below: < 0 */
+};
+
+struct chain {
+	struct node v[64];
+	size_t n;
+};
+
+static bool chain_has(const struct chain *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->v[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Add name and, in one direction, everything on that side of it. */
+static void chain_walk(struct chain *c, struct integrity_context *ctx, const char *name, int level, int dir)
+{
+	struct integrity_device *dev = NULL;
+	struct integrity_stack *st = NULL;
+	struct integrity_kernel_state ks;
+
+	if (c->n == ARRAY_SIZE(c->v) || chain_has(c, name) || level > 16 || level < -16 ||
+	    integrity_device_new(ctx, name, &dev) < 0)
+		return;
+	if (integrity_stack_new(dev, &st) < 0) {
+		integrity_device_free(dev);
+		return;
+	}
+	struct node *n = &c->v[c->n++];
+	integrity_device_kernel_state(dev, &ks);
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	snprintf(n->type, sizeof(n->type), "%s", integrity_stack_type(st));
+	snprintf(n->format, sizeof(n->format), "%s", ks.format);
+	n->profile = profile_of(&ks);
+	n->level = level;
+	bool bottom = integrity_stack_below_count(st) == 0;
+	n->media_pi = bottom && (n->profile || integrity_device_pi_type(dev) > 0);
+	if (dir > 0) {
+		for (size_t i = 0; i < integrity_stack_above_count(st); i++)
+			chain_walk(c, ctx, integrity_stack_above(st, i), level + 1, dir);
+	} else if (dir < 0 && integrity_stack_kind(st) != INTEGRITY_STACK_MD) {
+		for (size_t i = 0; i < integrity_stack_below_count(st); i++)
+			chain_walk(c, ctx, integrity_stack_below(st, i), level - 1, dir);
+	} else if (dir < 0) {
+		/* md reads from its active members only. */
+		for (size_t i = 0; i < integrity_stack_md_member_count(st); i++) {
+			const struct integrity_md_member *m = integrity_stack_md_member(st, i);
+			if (m->slot >= 0 && !strstr(m->state, "faulty"))
+				chain_walk(c, ctx, m->name, level - 1, dir);
+		}
+	}
+	integrity_stack_free(st);
+	integrity_device_free(dev);
+}
+
+static int cmp_level(const void *a, const void *b)
+{
+	const struct node *x = a, *y = b;
+	return (y->level > x->level) - (y->level < x->level);
+}
+
+/* Whether PI goes from the top of the stack (where a file system sits)
+ * down to the media, or where it stops. */
+static void show_protection(struct out *o, struct integrity_context *ctx, const struct integrity_device *dev,
+			    const struct integrity_stack *stk)
+{
+	struct chain *c = calloc(1, sizeof(*c));
+	char text[512];
+
+	if (!c)
+		return;
+	chain_walk(c, ctx, integrity_device_name(dev), 0, 1);
+	/* The device itself is in already: walk down from below it. */
+	for (size_t i = 0; i < integrity_stack_below_count(stk); i++) {
+		if (integrity_stack_kind(stk) == INTEGRITY_STACK_MD)
+			break;
+		chain_walk(c, ctx, integrity_stack_below(stk, i), -1, -1);
+	}
+	for (size_t i = 0; integrity_stack_kind(stk) == INTEGRITY_STACK_MD && i < integrity_stack_md_member_count(stk); i++) {
+		const struct integrity_md_member *m = integrity_stack_md_member(stk, i);
+		if (m->slot >= 0 && !strstr(m->state, "faulty"))
+			chain_walk(c, ctx, m->name, -1, -1);
+	}
+	/* The device shown had no walk down when it is at the bottom. */
+	if (integrity_stack_below_count(stk) == 0)
+		c->v[0].media_pi = c->v[0].media_pi || c->v[0].profile || integrity_device_pi_type(dev) > 0;
+	qsort(c->v, c->n, sizeof(c->v[0]), cmp_level);
+
+	size_t media_pi = 0, without = 0;
+	const struct node *stop = NULL;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct node *n = &c->v[i];
+		if (n->media_pi)
+			media_pi++;
+		if (n->profile)
+			continue;
+		without++;
+		/* The lowest device without PI: PI ends below it. */
+		if (!stop || n->level < stop->level)
+			stop = n;
+	}
+	bool end_to_end = without == 0 && media_pi > 0;
+	if (end_to_end)
+		snprintf(text, sizeof(text), "end to end: every device from %.64s down to the media carries PI",
+			 c->v[0].name);
+	else if (!media_pi)
+		snprintf(text, sizeof(text), "none: no device at the bottom of this stack stores PI");
+	else
+		snprintf(text, sizeof(text), "stops at %.64s (%s): PI below it, none from it up%s%.64s", stop->name,
+			 stop->type, stop == &c->v[0] ? "" : " to ", stop == &c->v[0] ? "" : c->v[0].name);
+
+	if (o->json) {
+		json_object_begin(&o->j, "protection");
+		json_bool(&o->j, "end_to_end", end_to_end);
+		json_string(&o->j, "stops_at", !end_to_end && media_pi && stop ? stop->name : NULL);
+		json_string(&o->j, "text", text);
+		json_array_begin(&o->j, "chain");
+		for (size_t i = 0; i < c->n; i++) {
+			json_object_begin(&o->j, NULL);
+			json_string(&o->j, "name", c->v[i].name);
+			json_string(&o->j, "type", c->v[i].type);
+			json_string(&o->j, "format", c->v[i].format);
+			json_u64(&o->j, "depth", (uint64_t)(c->v[0].level - c->v[i].level));
+			json_object_end(&o->j);
+		}
+		json_array_end(&o->j);
+		json_object_end(&o->j);
+	} else {
+		printf("  %-28s %s\n", "protection", text);
+		for (size_t i = 0; i < c->n; i++) {
+			int indent = 2 * (c->v[0].level - c->v[i].level);
+			printf("    %*s%-*s %-9s %s\n", indent, "", indent < 24 ? 24 - indent : 1, c->v[i].name,
+			       c->v[i].type, c->v[i].format);
+		}
+	}
+	free(c);
+}
+
+static void show_md(struct out *o, const struct integrity_stack *stk)
+{
+	struct integrity_md_info md;
+
+	if (integrity_stack_md(stk, &md) < 0)
+		return;
+	section_begin(o, "md");
+	field_str(o, "level", md.level);
+	field_str(o, "uuid", md.uuid[0] ? md.uuid : NULL);
+	field_u64(o, "chunk_size", md.chunk_size, NULL);
+	if (md.layout >= 0)
+		field_u64(o, "layout", (uint64_t)md.layout, NULL);
+	field_u64(o, "raid_disks", md.raid_disks, NULL);
+	field_str(o, "array_state", md.array_state);
+	if (md.degraded >= 0)
+		field_u64(o, "degraded", (uint64_t)md.degraded, md.degraded ? "members missing" : NULL);
+	if (md.mismatch_cnt >= 0)
+		field_u64(o, "mismatch_cnt", (uint64_t)md.mismatch_cnt,
+			  md.mismatch_cnt ? "sectors that differed between copies at the last check" : NULL);
+	field_str(o, "sync_action", md.sync_action);
+	if (o->json)
+		json_array_begin(&o->j, "members");
+	else
+		printf("  members:\n    %-12s %-5s %-10s %-20s %-7s %s\n", "NAME", "SLOT", "OFFSET", "STATE",
+		       "ERRORS", "BAD-BLOCKS");
+	for (size_t i = 0; i < integrity_stack_md_member_count(stk); i++) {
+		const struct integrity_md_member *m = integrity_stack_md_member(stk, i);
+		if (o->json) {
+			json_object_begin(&o->j, NULL);
+			json_string(&o->j, "name", m->name);
+			if (m->slot >= 0)
+				json_u64(&o->j, "slot", (uint64_t)m->slot);
+			else
+				json_string(&o->j, "slot", NULL);
+			json_u64(&o->j, "offset", m->offset);
+			json_string(&o->j, "state", m->state);
+			json_u64(&o->j, "errors", m->errors);
+			json_array_begin(&o->j, "bad_blocks");
+			for (const char *p = m->bad_blocks; p && *p;) {
+				unsigned long long sector, len;
+				int used = 0;
+				if (sscanf(p, "%llu %llu%n", &sector, &len, &used) != 2)
+					break;
+				json_object_begin(&o->j, NULL);
+				json_u64(&o->j, "sector", sector);
+				json_u64(&o->j, "length", len);
+				json_object_end(&o->j);
+				p += used;
+				while (*p == '\n' || *p == ' ')
+					p++;
+			}
+			json_array_end(&o->j);
+			json_object_end(&o->j);
+		} else {
+			char slot[16], bb[256];
+			snprintf(slot, sizeof(slot), m->slot >= 0 ? "%d" : "-", m->slot);
+			snprintf(bb, sizeof(bb), "%s", m->bad_blocks && *m->bad_blocks ? m->bad_blocks : "-");
+			for (char *p = bb; *p; p++)
+				if (*p == '\n')
+					*p = ',';
+			printf("    %-12s %-5s %-10" PRIu64 " %-20s %-7" PRIu64 " %s\n", m->name, slot, m->offset,
+			       m->state, m->errors, bb);
+		}
+	}
+	if (o->json)
+		json_array_end(&o->j);
+	section_end(o);
+}
+
+/* Members md will not use: a disk without PI added to an array with PI
+ * stays a spare, and the array stays degraded. */
+static void show_mixed(struct out *o, struct integrity_context *ctx, const struct integrity_device *dev,
+		       const struct integrity_stack *stk)
+{
+	struct integrity_kernel_state ks;
+	struct integrity_md_info md;
+
+	integrity_device_kernel_state(dev, &ks);
+	if (integrity_stack_md(stk, &md) < 0 || !profile_of(&ks))
+		return;
+	for (size_t i = 0; i < integrity_stack_md_member_count(stk); i++) {
+		const struct integrity_md_member *m = integrity_stack_md_member(stk, i);
+		struct integrity_device *mdev;
+		struct integrity_kernel_state mks;
+		if (integrity_device_new(ctx, m->name, &mdev) < 0)
+			continue;
+		integrity_device_kernel_state(mdev, &mks);
+		integrity_device_free(mdev);
+		if (profile_of(&mks))
+			continue;
+		char text[512];
+		snprintf(text, sizeof(text), "%s has no PI: md keeps it %s while the array carries %s%s", m->name,
+			 m->slot >= 0 ? "a member" : "a spare", ks.format,
+			 md.degraded > 0 ? " (the array stays degraded)" : "");
+		if (o->json) {
+			json_object_begin(&o->j, NULL);
+			json_string(&o->j, "member", m->name);
+			json_string(&o->j, "text", text);
+			json_object_end(&o->j);
+		} else {
+			printf("  %-28s %s\n", "mixed member", text);
+		}
+	}
+}
+
+static void show_names(struct out *o, const char *key, const struct integrity_stack *stk, bool above)
+{
+	size_t first = above ? integrity_stack_partition_count(stk) : 0;
+	size_t n = above ? integrity_stack_above_count(stk) : integrity_stack_below_count(stk);
+
+	if (!above && integrity_stack_kind(stk) == INTEGRITY_STACK_PARTITION)
+		n = 0;
+	if (o->json) {
+		json_array_begin(&o->j, key);
+		for (size_t i = first; i < n; i++)
+			json_string(&o->j, NULL, above ? integrity_stack_above(stk, i) : integrity_stack_below(stk, i));
+		json_array_end(&o->j);
+		return;
+	}
+	printf("  %-28s", key);
+	for (size_t i = first; i < n; i++)
+		printf(" %s", above ? integrity_stack_above(stk, i) : integrity_stack_below(stk, i));
+	printf("%s\n", first >= n ? " -" : "");
+}
+
+static void show_stack(struct out *o, struct integrity_context *ctx, const struct integrity_device *dev,
+		       const struct integrity_stack *stk)
+{
+	const struct integrity_dm_target *t;
+	size_t nt;
+
+	section_begin(o, "stack");
+	field_str(o, "type", integrity_stack_type(stk));
+	show_names(o, "members", stk, false);
+	show_names(o, "holders", stk, true);
+	if (integrity_stack_kind(stk) == INTEGRITY_STACK_DM) {
+		field_str(o, "dm_name", integrity_stack_dm_name(stk));
+		field_str(o, "dm_uuid", integrity_stack_dm_uuid(stk));
+		int r = integrity_stack_dm_table(stk, &t, &nt);
+		if (o->json)
+			json_array_begin(&o->j, "table");
+		else if (r == 0)
+			printf("  table:\n");
+		for (size_t i = 0; r == 0 && i < nt; i++) {
+			if (o->json) {
+				json_object_begin(&o->j, NULL);
+				json_u64(&o->j, "start", t[i].start);
+				json_u64(&o->j, "length", t[i].length);
+				json_string(&o->j, "type", t[i].type);
+				json_string(&o->j, "params", t[i].params);
+				json_object_end(&o->j);
+			} else {
+				printf("    %" PRIu64 " %" PRIu64 " %s %s\n", t[i].start, t[i].length, t[i].type,
+				       t[i].params);
+			}
+		}
+		if (o->json)
+			json_array_end(&o->j);
+		else if (r < 0 && r != -ENODATA)
+			printf("  %-28s %s\n", "table", strerror(-r));
+	}
+	show_protection(o, ctx, dev, stk);
+	if (o->json)
+		json_array_begin(&o->j, "mixed_members");
+	show_mixed(o, ctx, dev, stk);
+	if (o->json)
+		json_array_end(&o->j);
+	section_end(o);
+	show_md(o, stk);
 }
 
 static void show_scsi(struct out *o, const struct integrity_device *dev)
@@ -310,7 +659,12 @@ int cmd_show(int argc, const char **argv)
 		       integrity_device_logical_block_size(dev), stable ? ", " : "", stable ? stable : "");
 		printf("transport: %s\n", integrity_device_transport(dev));
 	}
-	show_kernel(&o, dev);
+	struct integrity_stack *stk = NULL;
+	integrity_stack_new(dev, &stk);
+	show_kernel(&o, dev, stk);
+	if (stk)
+		show_stack(&o, ctx, dev, stk);
+	integrity_stack_free(stk);
 	show_scsi(&o, dev);
 	show_nvme(&o, dev);
 	show_partitions(&o, ctx, dev);

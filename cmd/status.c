@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* integrityctl status: one row per disk and partition. */
+/* integrityctl status: one row per disk and partition, as a tree of what is
+ * made of what (partitions, md, device-mapper) or as a flat list. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "columns.h"
 
 enum {
 	COL_NAME, COL_MAJMIN, COL_EXT, COL_TRAN, COL_SIZE, COL_PROFILE, COL_INTERVAL, COL_TAGSIZE,
-	COL_READ_VERIFY, COL_WRITE_GENERATE, COL_PI_TYPE, COL_CAPABLE, COL_STABLE,
+	COL_READ_VERIFY, COL_WRITE_GENERATE, COL_PI_TYPE, COL_CAPABLE, COL_STABLE, COL_TYPE,
+	COL_MEMBERS, COL_HOLDERS, COL_STATE,
 };
 
 static const struct column_def columns[] = {
@@ -35,7 +39,15 @@ static const struct column_def columns[] = {
 	[COL_CAPABLE] = { "CAPABLE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
 			  "the device itself checks PI (not only the host adapter)" },
 	[COL_STABLE] = { "STABLE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
-			 "best stable name (/dev/disk/by-id, by-path, by-partuuid)" },
+			 "best stable name (/dev/disk/by-id, by-path, by-partuuid; md and dm UUIDs)" },
+	[COL_TYPE] = { "TYPE", 5, 0, SCOLS_JSON_STRING,
+		       "disk, part, loop, raid1, raid5..., crypt, lvm, integrity, linear, dm" },
+	[COL_MEMBERS] = { "MEMBERS", 0.1, SCOLS_FL_NOEXTREMES, SCOLS_JSON_ARRAY_STRING,
+			  "the devices md or dm is made of (slaves)" },
+	[COL_HOLDERS] = { "HOLDERS", 0.1, SCOLS_FL_NOEXTREMES, SCOLS_JSON_ARRAY_STRING,
+			  "the md and dm devices made of this one (holders)" },
+	[COL_STATE] = { "STATE", 0.1, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
+			"md: the array's state, degraded; a member's role (spare, faulty)" },
 };
 
 static const size_t default_columns[] = {
@@ -45,10 +57,92 @@ static const size_t default_columns[] = {
 
 static int bytes;
 
+/* The devices of a listing with their stacks (read only when needed). */
+struct listing {
+	struct integrity_device **devs;
+	struct integrity_stack **stacks;
+	size_t n;
+};
+
+static ssize_t find_device(const struct listing *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(integrity_device_name(l->devs[i]), name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Names joined: by newlines for a JSON array, by commas for people. */
+static void set_names(const struct column_set *set, struct libscols_line *ln, size_t id,
+		      const struct integrity_stack *st, bool above)
+{
+	size_t first = above ? integrity_stack_partition_count(st) : 0;
+	size_t n = above ? integrity_stack_above_count(st) : integrity_stack_below_count(st);
+	int pos = columns_position(set, id);
+	size_t len = 1;
+
+	if (pos < 0)
+		return;
+	/* A partition's disk is not a member of it. */
+	if (!above && integrity_stack_kind(st) == INTEGRITY_STACK_PARTITION)
+		n = 0;
+	if (first >= n) {
+		/* An empty JSON array, not [null]. */
+		if (gopt.json)
+			scols_line_set_data(ln, (size_t)pos, "");
+		return;
+	}
+	for (size_t i = first; i < n; i++)
+		len += strlen(above ? integrity_stack_above(st, i) : integrity_stack_below(st, i)) + 1;
+	char *v = calloc(1, len);
+	if (!v)
+		return;
+	for (size_t i = first; i < n; i++) {
+		if (i > first)
+			strcat(v, gopt.json ? "\n" : ",");
+		strcat(v, above ? integrity_stack_above(st, i) : integrity_stack_below(st, i));
+	}
+	scols_line_refer_data(ln, (size_t)pos, v);
+}
+
+/* md: "clean", "clean, degraded 1"; a member of md: its role there when it
+ * is not an active one ("spare in md0", "faulty in md0"). */
+static void set_state(const struct column_set *set, struct libscols_line *ln, const struct listing *l,
+		      size_t i)
+{
+	const struct integrity_stack *st = l->stacks[i];
+	struct integrity_md_info md;
+	char buf[256] = "";
+
+	if (columns_position(set, COL_STATE) < 0)
+		return;
+	if (integrity_stack_md(st, &md) == 0) {
+		snprintf(buf, sizeof(buf), "%s", md.array_state);
+		if (md.degraded > 0)
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%sdegraded %d",
+				 buf[0] ? ", " : "", md.degraded);
+	}
+	for (size_t h = integrity_stack_partition_count(st); h < integrity_stack_above_count(st); h++) {
+		ssize_t j = find_device(l, integrity_stack_above(st, h));
+		if (j < 0 || !l->stacks[j])
+			continue;
+		for (size_t m = 0; m < integrity_stack_md_member_count(l->stacks[j]); m++) {
+			const struct integrity_md_member *mem = integrity_stack_md_member(l->stacks[j], m);
+			if (strcmp(mem->name, integrity_device_name(l->devs[i])) != 0 || mem->slot >= 0)
+				continue;
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s in %s", buf[0] ? ", " : "",
+				 mem->state, integrity_stack_name(l->stacks[j]));
+		}
+	}
+	if (buf[0])
+		columns_set(set, ln, COL_STATE, "%s", buf);
+}
+
 static void add_row(const struct column_set *set, struct libscols_table *tb,
-		    struct libscols_line *parent, const struct integrity_device *dev,
+		    struct libscols_line *parent, const struct listing *l, size_t i,
 		    struct libscols_line **out)
 {
+	const struct integrity_device *dev = l->devs[i];
 	struct libscols_line *ln = scols_table_new_line(tb, parent);
 	struct integrity_kernel_state st;
 	char size[32];
@@ -91,6 +185,44 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 		if (stable)
 			columns_set(set, ln, COL_STABLE, "%s", stable);
 	}
+	const struct integrity_stack *stk = l->stacks ? l->stacks[i] : NULL;
+	if (stk) {
+		columns_set(set, ln, COL_TYPE, "%s", integrity_stack_type(stk));
+		set_names(set, ln, COL_MEMBERS, stk, false);
+		set_names(set, ln, COL_HOLDERS, stk, true);
+		set_state(set, ln, l, i);
+	}
+}
+
+static bool made_of(const struct integrity_stack *st, const char *name)
+{
+	for (size_t b = 0; st && b < integrity_stack_below_count(st); b++)
+		if (strcmp(integrity_stack_below(st, b), name) == 0)
+			return true;
+	return false;
+}
+
+/* A device and, under it, what is made of it: its partitions (they follow
+ * their disk in the listing), then what holds it (from the slaves of md and
+ * dm, which only whole devices have: no directory read per partition), each
+ * as often as it is reached (an md array under each member, as lsblk shows
+ * it). */
+static void add_tree(const struct column_set *set, struct libscols_table *tb,
+		     struct libscols_line *parent, const struct listing *l, size_t i, unsigned depth)
+{
+	const char *name = integrity_device_name(l->devs[i]);
+	struct libscols_line *ln;
+
+	add_row(set, tb, parent, l, i, &ln);
+	if (!ln || depth > 16)
+		return;
+	if (!integrity_device_partno(l->devs[i]))
+		for (size_t j = i + 1; j < l->n && integrity_device_partno(l->devs[j]) &&
+				       strcmp(integrity_device_disk_name(l->devs[j]), name) == 0; j++)
+			add_tree(set, tb, ln, l, j, depth + 1);
+	for (size_t j = 0; j < l->n; j++)
+		if (!integrity_device_partno(l->devs[j]) && made_of(l->stacks[j], name))
+			add_tree(set, tb, ln, l, j, depth + 1);
 }
 
 static void usage(poptContext pc)
@@ -98,14 +230,20 @@ static void usage(poptContext pc)
 	poptPrintHelp(pc, stdout, 0);
 	columns_help(stdout, columns, ARRAY_SIZE(columns));
 	printf("\nDefault columns: NAME,MAJ:MIN,EXT,TRAN,SIZE,PROFILE,INTERVAL,TAGSIZE,READ-VERIFY,"
-	       "WRITE-GENERATE,PI-TYPE,STABLE\n");
+	       "WRITE-GENERATE,PI-TYPE,STABLE\n"
+	       "\nDEVICE: a kernel name (sdb, nvme0n1p1, md0, dm-0), a path (/dev/sdb, /dev/disk/by-id/...),\n"
+	       "MAJ:MIN, a device-mapper name (lin1, /dev/mapper/lin1) or an LVM volume (vg/lv).\n");
 }
 
 int cmd_status(int argc, const char **argv)
 {
-	int help = 0;
+	int help = 0, tree = 0, list = 0;
 	struct poptOption table[] = {
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
+		{ "tree", 'T', POPT_ARG_NONE, &tree, 0,
+		  "show what is made of what: partitions, md, device-mapper (default on a terminal and with -J)",
+		  NULL },
+		{ "list", 'L', POPT_ARG_NONE, &list, 0, "a flat list, one row per device", NULL },
 		{ "help", 'h', POPT_ARG_NONE, &help, 0, "show this help and the columns", NULL },
 		GLOBAL_OPTIONS,
 		POPT_TABLEEND
@@ -113,6 +251,7 @@ int cmd_status(int argc, const char **argv)
 	struct column_set set;
 	struct integrity_context *ctx = NULL;
 	struct integrity_device **devs = NULL;
+	struct listing l = { 0 };
 	size_t n = 0;
 	poptContext pc;
 	int r, ret = EXIT_CLEAN;
@@ -125,6 +264,12 @@ int cmd_status(int argc, const char **argv)
 		poptFreeContext(pc);
 		return EXIT_CLEAN;
 	}
+	if (tree && list) {
+		poptFreeContext(pc);
+		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
+	}
+	if (!tree && !list)
+		tree = gopt.json || isatty(STDOUT_FILENO);
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
 			   ARRAY_SIZE(default_columns), gopt.output);
 	if (r) {
@@ -144,11 +289,27 @@ int cmd_status(int argc, const char **argv)
 	}
 
 	/* Which devices to show: all, or the named ones (a disk with its partitions). */
-	bool *shown = calloc(n ? n : 1, sizeof(*shown));
-	if (!shown) {
+	/* Which devices to show: all, or the named ones (a disk with its
+	 * partitions; in a tree, with everything made of them). */
+	bool *shown = calloc(n ? n : 1, sizeof(*shown)), *named = calloc(n ? n : 1, sizeof(*named));
+	l.devs = devs;
+	l.n = n;
+	/* Stacks of partitions only for the columns that show them; the
+	 * tree needs those of whole devices. */
+	bool stack_columns = columns_position(&set, COL_TYPE) >= 0 || columns_position(&set, COL_MEMBERS) >= 0 ||
+			     columns_position(&set, COL_HOLDERS) >= 0 || columns_position(&set, COL_STATE) >= 0;
+	bool want_stacks = tree || stack_columns;
+	if (want_stacks)
+		l.stacks = calloc(n ? n : 1, sizeof(*l.stacks));
+	if (!shown || !named || (want_stacks && !l.stacks)) {
+		free(shown);
+		free(named);
 		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
 		goto out;
 	}
+	for (size_t i = 0; want_stacks && i < n; i++)
+		if (stack_columns || !integrity_device_partno(devs[i]))
+			integrity_stack_new(devs[i], &l.stacks[i]);	/* gone meanwhile: a row without */
 	const char **args = poptGetArgs(pc);
 	if (!args)
 		for (size_t i = 0; i < n; i++)
@@ -167,6 +328,8 @@ int cmd_status(int argc, const char **argv)
 				       strcmp(integrity_device_disk_name(devs[i]), integrity_device_name(want)) == 0;
 			if (same || part_of)
 				shown[i] = true;
+			if (same)
+				named[i] = true;
 		}
 		integrity_device_free(want);
 	}
@@ -174,31 +337,44 @@ int cmd_status(int argc, const char **argv)
 	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
 	if (!tb) {
 		free(shown);
+		free(named);
 		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "output");
 		goto out;
 	}
-	struct libscols_line *disk_line = NULL;
-	const char *disk_name = NULL;
+	for (int pos = 0; pos < (int)set.n; pos++) {
+		size_t id = set.ids[pos];
+		if (!gopt.json || (id != COL_MEMBERS && id != COL_HOLDERS))
+			continue;
+		/* JSON arrays are made of a cell's newline-separated chunks. */
+		struct libscols_column *cl = scols_table_get_column(tb, (size_t)pos);
+		scols_column_set_flags(cl, scols_column_get_flags(cl) | SCOLS_FL_WRAP);
+		scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct libscols_line *ln;
-		if (!integrity_device_partno(devs[i])) {
-			disk_line = NULL;
-			disk_name = NULL;
-		}
-		if (!shown[i])
+		if (!tree) {
+			if (shown[i])
+				add_row(&set, tb, NULL, &l, i, &ln);
 			continue;
-		bool under = integrity_device_partno(devs[i]) && disk_name &&
-			     strcmp(disk_name, integrity_device_disk_name(devs[i])) == 0;
-		add_row(&set, tb, under ? disk_line : NULL, devs[i], &ln);
-		if (!integrity_device_partno(devs[i])) {
-			disk_line = ln;
-			disk_name = integrity_device_name(devs[i]);
 		}
+		/* A tree starts at what is made of nothing else listed, or at
+		 * each device named. */
+		bool root = args ? named[i] : !integrity_device_partno(devs[i]);
+		if (!args && l.stacks[i])
+			for (size_t b = 0; b < integrity_stack_below_count(l.stacks[i]); b++)
+				if (find_device(&l, integrity_stack_below(l.stacks[i], b)) >= 0)
+					root = false;
+		if (root)
+			add_tree(&set, tb, NULL, &l, i, 0);
 	}
 	scols_print_table(tb);
 	scols_unref_table(tb);
 	free(shown);
+	free(named);
 out:
+	for (size_t i = 0; l.stacks && i < n; i++)
+		integrity_stack_free(l.stacks[i]);
+	free(l.stacks);
 	integrity_device_list_free(devs, n);
 	integrity_context_free(ctx);
 	poptFreeContext(pc);

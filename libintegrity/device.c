@@ -306,7 +306,11 @@ INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const c
 	struct stat st;
 	if (stat(spec, &st) < 0) {
 		int r = -errno;
-		return r == -ENOENT && device_by_other_name(ctx, spec, devp) == 0 ? 0 : r;
+		if (r != -ENOENT)
+			return r;
+		r = device_by_other_name(ctx, spec, devp);
+		/* Not a path: a name that names nothing. */
+		return r == -ENODEV && spec[0] == '/' ? -ENOENT : r;
 	}
 	if (!S_ISBLK(st.st_mode))
 		return -ENOTBLK;
@@ -316,6 +320,31 @@ INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const c
 	if (!realpath(spec, real))
 		return -errno;
 	return device_by_name(ctx, strrchr(real, '/') + 1, devp);
+}
+
+INTEGRITY_EXPORT int integrity_device_path(struct integrity_context *ctx, const char *spec, char *path,
+					   size_t len)
+{
+	struct integrity_context *own = NULL;
+	struct integrity_device *dev = NULL;
+	struct stat st;
+	int r;
+
+	if (!spec || !*spec)
+		return -EINVAL;
+	if (stat(spec, &st) == 0)
+		return path_printf(path, len, "%s", spec);
+	r = -errno;
+	if (r != -ENOENT)
+		return r;
+	if (!ctx && (r = integrity_context_new(&own, NULL)) < 0)
+		return r;
+	r = integrity_device_new(ctx ? ctx : own, spec, &dev);
+	if (r == 0)
+		r = path_printf(path, len, "/dev/%s", dev->name);
+	integrity_device_free(dev);
+	integrity_context_free(own);
+	return r;
 }
 
 static int cmp_devices(const void *a, const void *b)
@@ -530,7 +559,8 @@ static int link_rank(const char *link)
 {
 	static const char *const order[] = {
 		"/dev/disk/by-id/wwn-",  "/dev/disk/by-id/nvme-eui.", "/dev/disk/by-id/nvme-",
-		"/dev/disk/by-id/scsi-3", "/dev/disk/by-id/",         "/dev/disk/by-partuuid/",
+		"/dev/disk/by-id/scsi-3", "/dev/disk/by-id/dm-uuid-", "/dev/disk/by-id/md-uuid-",
+		"/dev/disk/by-id/",      "/dev/disk/by-partuuid/",
 		"/dev/disk/by-path/",    "/dev/disk/by-uuid/",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
@@ -620,6 +650,24 @@ static char *stable_from_wwid(struct integrity_device *dev)
 	return strdup(name);
 }
 
+/* md's and device-mapper's by-id names, from their UUIDs (dm: else the
+ * name), as 13-dm-disk.rules and 63-md-raid-arrays.rules make them. */
+static char *stable_from_stack(const struct integrity_device *dev)
+{
+	char id[PATH_MAX - 32], name[PATH_MAX];
+
+	/* Only md and dm have them: no look for the others (a listing's
+	 * hundreds of partitions). */
+	if (strcmp(dev->transport, "dm") != 0 && strcmp(dev->transport, "md") != 0)
+		return NULL;
+	if (stack_stable_name(dev->diskdir, id, sizeof(id)) < 0)
+		return NULL;
+	if (dev->partno)
+		return path_printf(name, sizeof(name), "/dev/disk/by-id/%s-part%u", id, dev->partno) < 0
+			       ? NULL : strdup(name);
+	return path_printf(name, sizeof(name), "/dev/disk/by-id/%s", id) < 0 ? NULL : strdup(name);
+}
+
 INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity_device *cdev)
 {
 	struct integrity_device *dev = (struct integrity_device *)cdev;
@@ -628,6 +676,8 @@ INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity
 		dev->stable = stable_from_udev(dev);
 		if (!dev->stable)
 			dev->stable = stable_from_wwid(dev);
+		if (!dev->stable)
+			dev->stable = stable_from_stack(dev);
 		dev->stable_done = true;
 	}
 	return dev->stable;
@@ -656,6 +706,9 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 
 	if (dev->partno)
 		return -EINVAL;
+	/* bio-based drivers: the flags only act where a request is made. */
+	if (exists(dev->diskdir, "md") || exists(dev->diskdir, "dm"))
+		return -EMEDIUMTYPE;
 	integrity_device_kernel_state(dev, &st);
 	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
 		return -EOPNOTSUPP;

@@ -213,6 +213,13 @@ int integrity_device_new(struct integrity_context *ctx, const char *spec,
 			 struct integrity_device **dev);
 void integrity_device_free(struct integrity_device *dev);
 
+/* What to open for spec: spec itself when it is an existing file (a device
+ * node, a link to one, an image), else the node of the device it names as
+ * integrity_device_new() takes names ("/dev/dm-0" for "lin1", "/dev/nvme3n1"
+ * for "nvme3n1").  ctx NULL: the live system.  -ENOENT or -ENODEV when
+ * nothing is found. */
+int integrity_device_path(struct integrity_context *ctx, const char *spec, char *path, size_t len);
+
 /* Every disk, each followed by its partitions in partition-number order;
  * the array and its devices are freed with integrity_device_list_free(). */
 int integrity_device_list(struct integrity_context *ctx, struct integrity_device ***devs,
@@ -259,7 +266,8 @@ const char *integrity_device_stable_name(const struct integrity_device *dev);
 
 /* Change the kernel's per-disk policy: 1 on, 0 off, -1 leave as is.
  * -EOPNOTSUPP when the disk has no integrity profile; -EINVAL for a
- * partition (the policy belongs to the whole disk). */
+ * partition (the policy belongs to the whole disk); -EMEDIUMTYPE for md and
+ * device-mapper, which ignore it (the devices below them decide). */
 int integrity_device_set_policy(const struct integrity_device *dev, int read_verify,
 				int write_generate);
 
@@ -1026,6 +1034,9 @@ size_t integrity_stack_below_count(const struct integrity_stack *stack);
 const char *integrity_stack_below(const struct integrity_stack *stack, size_t i);
 size_t integrity_stack_above_count(const struct integrity_stack *stack);
 const char *integrity_stack_above(const struct integrity_stack *stack, size_t i);
+/* How many of the devices above are the disk's partitions: they come
+ * first, the holders (md, dm) after them. */
+size_t integrity_stack_partition_count(const struct integrity_stack *stack);
 /* The stable name a stack device has of its own: "dm-uuid-<UUID>" or
  * "dm-name-<NAME>" for device-mapper, "md-uuid-<UUID>" for md (udev's
  * /dev/disk/by-id names); NULL for others. */
@@ -1099,6 +1110,24 @@ int integrity_stack_map_above(const struct integrity_device *dev, uint64_t lba,
  * under a dm target. */
 int integrity_stack_map_below(const struct integrity_device *dev, uint64_t lba,
 			      struct integrity_stack_place **places, size_t *count);
+/* Who checks protection information when the device is read with a plain
+ * read (the kernel method), as each driver really behaves: read_verify is
+ * not the whole story. */
+enum integrity_read_check {
+	INTEGRITY_READ_CHECK_NONE = 0,	/* nothing: no protection, or read_verify off */
+	INTEGRITY_READ_CHECK_KERNEL,	/* the kernel verifies (read_verify on) */
+	INTEGRITY_READ_CHECK_DEVICE,	/* the device checks: the NVMe driver asks the
+					 * controller even with read_verify off;
+					 * dm-integrity checks its own tags */
+	INTEGRITY_READ_CHECK_BELOW,	/* md and dm ignore read_verify: every device
+					 * they are made of checks */
+	INTEGRITY_READ_CHECK_PARTIAL,	/* md and dm: some of the devices below check */
+};
+
+const char *integrity_read_check_name(enum integrity_read_check check);	/* "none", ... */
+/* The check for dev (a partition: its disk's); md and dm from the devices
+ * below them, all the way down.  Returns the enum value or -errno. */
+int integrity_device_read_check(const struct integrity_device *dev);
 
 #ifdef __cplusplus
 }

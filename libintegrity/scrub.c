@@ -565,7 +565,9 @@ static int open_device_target(struct integrity_scrub *s, const struct stat *st)
 	}
 	switch (s->method) {
 	case INTEGRITY_SCRUB_KERNEL:
-		if (has_pi && ks.read_verify == 0)
+		/* What really checks a plain read: md and dm ignore
+		 * read_verify, NVMe's controller checks without it. */
+		if (has_pi && ks.read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
 			return -ENOTRECOVERABLE;
 		return open_read_backend(s, true, s->block_size);
 	case INTEGRITY_SCRUB_DEVICE:

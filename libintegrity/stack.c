@@ -24,6 +24,7 @@ struct integrity_stack {
 	enum integrity_stack_kind kind;
 	char type[32];
 	struct strv below, above;
+	size_t nparts;		/* above: partitions first, then holders */
 	char *dm_name, *dm_uuid;
 	char *stable;
 	bool md_valid;
@@ -71,10 +72,12 @@ static int read_links(const char *dir, const char *sub, struct strv *out)
 	return r;
 }
 
-/* A disk's partitions: subdirectories with a "partition" attribute. */
-static int read_partitions(const char *dir, struct strv *out)
+/* A disk's partitions: the subdirectories named <disk><N> or <disk>p<N>
+ * (the kernel's names; nothing else in the directory starts so), without
+ * a look at each one's "partition" attribute. */
+static int read_partitions(const char *dir, const char *disk, struct strv *out)
 {
-	char attr[PATH_MAX];
+	size_t len = strlen(disk);
 	struct dirent *de;
 	int r = 0;
 
@@ -82,9 +85,12 @@ static int read_partitions(const char *dir, struct strv *out)
 	if (!d)
 		return -errno;
 	while (r == 0 && (de = readdir(d))) {
-		if (de->d_name[0] == '.' ||
-		    path_printf(attr, sizeof(attr), "%s/%s/partition", dir, de->d_name) < 0 ||
-		    access(attr, F_OK) < 0)
+		const char *tail = de->d_name + len;
+		if (strncmp(de->d_name, disk, len) != 0)
+			continue;
+		if (*tail == 'p')
+			tail++;
+		if (!*tail || strspn(tail, "0123456789") != strlen(tail))
 			continue;
 		r = strv_push(out, de->d_name);
 	}
@@ -231,6 +237,23 @@ static int md_udev_uuid(const char *uuid, char *out, size_t len)
 
 static int load_table(struct integrity_stack *s);
 
+int stack_stable_name(const char *dir, char *out, size_t len)
+{
+	char sub[PATH_MAX], value[200], u[40];
+
+	if (path_printf(sub, sizeof(sub), "%s/dm", dir) < 0)
+		return -ENAMETOOLONG;
+	if (sysfs_read(sub, "uuid", value, sizeof(value)) > 0)
+		return path_printf(out, len, "dm-uuid-%s", value);
+	if (sysfs_read(sub, "name", value, sizeof(value)) > 0)
+		return path_printf(out, len, "dm-name-%s", value);
+	if (path_printf(sub, sizeof(sub), "%s/md", dir) < 0)
+		return -ENAMETOOLONG;
+	if (sysfs_read(sub, "uuid", value, sizeof(value)) > 0 && md_udev_uuid(value, u, sizeof(u)) == 0)
+		return path_printf(out, len, "md-uuid-%s", u);
+	return -ENOENT;
+}
+
 INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 					 struct integrity_stack **stackp)
 {
@@ -251,7 +274,8 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 	} else {
 		r = read_links(dev->dir, "slaves", &s->below);
 		if (r == 0)
-			r = read_partitions(dev->dir, &s->above);
+			r = read_partitions(dev->dir, dev->name, &s->above);
+		s->nparts = s->above.n;
 		if (path_printf(sub, sizeof(sub), "%s/dm", dev->dir) == 0 && access(sub, F_OK) == 0)
 			s->kind = INTEGRITY_STACK_DM;
 		else if (path_printf(sub, sizeof(sub), "%s/md", dev->dir) == 0 && access(sub, F_OK) == 0)
@@ -270,7 +294,6 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 		return r;
 	}
 
-	char stable[300] = "";
 	switch (s->kind) {
 	case INTEGRITY_STACK_DM: {
 		path_printf(sub, sizeof(sub), "%s/dm", dev->dir);
@@ -283,24 +306,18 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 		s->table_err = load_table(s);
 		if (!t && s->table_err == 0 && s->ntargets)
 			path_printf(s->type, sizeof(s->type), "%s", s->targets[0].type);
-		if (s->dm_uuid)
-			path_printf(stable, sizeof(stable), "dm-uuid-%s", s->dm_uuid);
-		else if (s->dm_name)
-			path_printf(stable, sizeof(stable), "dm-name-%s", s->dm_name);
 		break;
 	}
-	case INTEGRITY_STACK_MD: {
-		char u[40];
+	case INTEGRITY_STACK_MD:
 		path_printf(s->type, sizeof(s->type), "%s", s->md.level[0] ? s->md.level : "md");
-		if (md_udev_uuid(s->md.uuid, u, sizeof(u)) == 0)
-			path_printf(stable, sizeof(stable), "md-uuid-%s", u);
 		break;
-	}
 	default:
 		path_printf(s->type, sizeof(s->type), "%s", integrity_stack_kind_name(s->kind));
 		break;
 	}
-	if (stable[0] && !(s->stable = strdup(stable))) {
+	char stable[300];
+	if (s->kind != INTEGRITY_STACK_PARTITION && stack_stable_name(dev->dir, stable, sizeof(stable)) == 0 &&
+	    !(s->stable = strdup(stable))) {
 		integrity_stack_free(s);
 		return -ENOMEM;
 	}
@@ -361,6 +378,11 @@ INTEGRITY_EXPORT const char *integrity_stack_above(const struct integrity_stack 
 	return i < s->above.n ? s->above.v[i] : NULL;
 }
 
+INTEGRITY_EXPORT size_t integrity_stack_partition_count(const struct integrity_stack *s)
+{
+	return s->nparts;
+}
+
 INTEGRITY_EXPORT const char *integrity_stack_stable_name(const struct integrity_stack *s)
 {
 	return s->stable;
@@ -384,6 +406,38 @@ static void dm_silent(int level, const char *file, int line, int dm_errno, const
 	(void)line;
 	(void)dm_errno;
 	(void)f;
+}
+
+/* Keys out of a table, as dmsetup shows it without --showkeys: dm-crypt's
+ * key (the second word; a ":keyring" reference stays) and dm-integrity's
+ * internal_hash, journal_crypt and journal_mac keys become zeros. */
+static void hide_keys(const char *type, char *params)
+{
+	if (strcmp(type, "crypt") == 0) {
+		char *key = strchr(params, ' ');
+		if (!key || key[1] == ':')
+			return;
+		for (key++; *key && *key != ' '; key++)
+			*key = '0';
+		return;
+	}
+	if (strcmp(type, "integrity") != 0)
+		return;
+	static const char *const opts[] = { "internal_hash:", "journal_crypt:", "journal_mac:" };
+	for (char *w = params; w && *w; w = strchr(w, ' ')) {
+		while (*w == ' ')
+			w++;
+		for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+			if (strncmp(w, opts[i], strlen(opts[i])) != 0)
+				continue;
+			char *alg = w + strlen(opts[i]);
+			size_t alg_len = strcspn(alg, ": ");
+			if (alg[alg_len] != ':')
+				continue;	/* no key */
+			for (char *key = alg + alg_len + 1; *key && *key != ' '; key++)
+				*key = '0';
+		}
+	}
 }
 
 static int load_table(struct integrity_stack *s)
@@ -435,11 +489,13 @@ static int load_table(struct integrity_stack *s)
 		t->start = start;
 		t->length = length;
 		path_printf(t->type, sizeof(t->type), "%s", type);
-		t->params = strdup(params ? params : "");
-		if (!t->params) {
+		char *copy = strdup(params ? params : "");
+		if (!copy) {
 			r = -ENOMEM;
 			break;
 		}
+		hide_keys(t->type, copy);
+		t->params = copy;
 		s->ntargets++;
 	} while (next);
 	dm_task_destroy(dmt);
@@ -523,4 +579,90 @@ int stack_lvm_dm_name(const char *vg_lv, char *out, size_t len)
 	}
 	out[n] = '\0';
 	return 0;
+}
+
+INTEGRITY_EXPORT const char *integrity_read_check_name(enum integrity_read_check check)
+{
+	static const char *const names[] = {
+		[INTEGRITY_READ_CHECK_NONE] = "none", [INTEGRITY_READ_CHECK_KERNEL] = "kernel",
+		[INTEGRITY_READ_CHECK_DEVICE] = "device", [INTEGRITY_READ_CHECK_BELOW] = "below",
+		[INTEGRITY_READ_CHECK_PARTIAL] = "partial",
+	};
+	return (size_t)check < ARRAY_SIZE(names) ? names[check] : "?";
+}
+
+static bool has_profile(const struct integrity_kernel_state *st)
+{
+	return strcmp(st->format, "none") != 0 && strcmp(st->format, "nop") != 0;
+}
+
+static int read_check(const struct integrity_device *dev, unsigned depth)
+{
+	struct integrity_kernel_state ks;
+	struct integrity_stack *s;
+	int r;
+
+	if (depth > 16)
+		return -ELOOP;
+	if (dev->partno) {
+		struct integrity_device *disk;
+		r = integrity_device_new(dev->ctx, dev->disk, &disk);
+		if (r < 0)
+			return r;
+		r = read_check(disk, depth + 1);
+		integrity_device_free(disk);
+		return r;
+	}
+	r = integrity_stack_new(dev, &s);
+	if (r < 0)
+		return r;
+	enum integrity_stack_kind kind = integrity_stack_kind(s);
+	if (kind == INTEGRITY_STACK_DM)
+		for (size_t i = 0; i < s->ntargets; i++)
+			if (strcmp(s->targets[i].type, "integrity") == 0) {
+				integrity_stack_free(s);
+				return INTEGRITY_READ_CHECK_DEVICE;
+			}
+	if ((kind == INTEGRITY_STACK_MD || kind == INTEGRITY_STACK_DM) && s->below.n) {
+		/* md reads only from its active members: not from spares
+		 * (a disk without PI hot-added to a PI array stays one). */
+		struct strv read_from = { 0 };
+		for (size_t i = 0; i < s->nmembers; i++)
+			if (s->members[i].slot >= 0 && !strstr(s->members[i].state, "faulty") &&
+			    strv_push(&read_from, s->members[i].name) < 0) {
+				strv_clear(&read_from);
+				integrity_stack_free(s);
+				return -ENOMEM;
+			}
+		const struct strv *lowers = read_from.n ? &read_from : &s->below;
+		size_t checked = 0, n = lowers->n;
+		for (size_t i = 0; i < n; i++) {
+			struct integrity_device *lower;
+			r = integrity_device_new(dev->ctx, lowers->v[i], &lower);
+			if (r == 0) {
+				r = read_check(lower, depth + 1);
+				integrity_device_free(lower);
+			}
+			if (r > INTEGRITY_READ_CHECK_NONE && r != INTEGRITY_READ_CHECK_PARTIAL)
+				checked++;
+		}
+		strv_clear(&read_from);
+		integrity_stack_free(s);
+		return checked == n ? INTEGRITY_READ_CHECK_BELOW
+				    : checked ? INTEGRITY_READ_CHECK_PARTIAL : INTEGRITY_READ_CHECK_NONE;
+	}
+	integrity_stack_free(s);
+	integrity_device_kernel_state(dev, &ks);
+	if (has_profile(&ks) && ks.read_verify == 1)
+		return INTEGRITY_READ_CHECK_KERNEL;
+	/* nvme_setup_rw(): without the kernel's PI the driver sets PRACT and
+	 * the PRCHK bits of the namespace's type, so the controller checks. */
+	if (strcmp(dev->transport, "nvme") == 0 && integrity_device_pi_type(dev) > 0)
+		return INTEGRITY_READ_CHECK_DEVICE;
+	return INTEGRITY_READ_CHECK_NONE;
+}
+
+INTEGRITY_EXPORT int integrity_device_read_check(const struct integrity_device *dev)
+{
+	return read_check(dev, 0);
 }

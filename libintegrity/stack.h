@@ -15,4 +15,10 @@ int stack_find_dm_name(struct integrity_context *ctx, const char *dm_name, char 
  * -EINVAL when vg_lv is not of that form. */
 int stack_lvm_dm_name(const char *vg_lv, char *out, size_t len);
 
+/* udev's /dev/disk/by-id name (without the directory) of the md or
+ * device-mapper device whose sysfs directory is dir: dm-uuid-UUID, else
+ * dm-name-NAME; md-uuid-UUID as mdadm writes md's UUID.  -ENOENT for other
+ * devices. */
+int stack_stable_name(const char *dir, char *out, size_t len);
+
 #endif

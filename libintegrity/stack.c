@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <libdevmapper.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -440,7 +441,7 @@ static void hide_keys(const char *type, char *params)
 	}
 }
 
-static int load_table(struct integrity_stack *s)
+static int load_table_locked(struct integrity_stack *s)
 {
 	struct dm_task *dmt;
 	struct dm_info info;
@@ -499,6 +500,19 @@ static int load_table(struct integrity_stack *s)
 		s->ntargets++;
 	} while (next);
 	dm_task_destroy(dmt);
+	return r;
+}
+
+/* libdevmapper keeps process-wide state (its log function, the driver's
+ * version, the control node): one table read at a time, for programs that
+ * scrub from several threads. */
+static int load_table(struct integrity_stack *s)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	int r = load_table_locked(s);
+	pthread_mutex_unlock(&lock);
 	return r;
 }
 

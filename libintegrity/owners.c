@@ -273,13 +273,31 @@ static int ext2_errno(errcode_t e)
 	return e > 0 && e < 4096 ? -(int)e : -EIO;
 }
 
+/* A block that cannot be read (the bad block itself may hold inodes) reads
+ * as zeros: a multi-block read is retried block by block first, so that
+ * only the blocks that fail are lost, not the inodes around them. */
+static errcode_t ext2_read_error(io_channel ch, unsigned long block, int count, void *data, size_t size,
+				 int actual, errcode_t error)
+{
+	if (count > 1) {
+		for (int i = 0; i < count; i++)
+			io_channel_read_blk64(ch, block + (unsigned long)i, 1, (char *)data + (size_t)i * ch->block_size);
+		return 0;
+	}
+	memset(data, 0, size);
+	return 0;
+}
+
 static int ext2_open(const struct fs_entry *fs, ext2_filsys *out)
 {
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
 					   EXT2_FLAG_SOFTSUPP_FEATURES,
 				   0, 0, unix_io_manager, out);
-	return e ? ext2_errno(e) : 0;
+	if (e)
+		return ext2_errno(e);
+	(*out)->io->read_error = ext2_read_error;
+	return 0;
 }
 
 /* The inodes whose records lie in bytes [start, end) of group g's table. */
@@ -877,6 +895,7 @@ struct walk {
 	size_t nhits, caphits;
 	struct fiemap *fm;
 	unsigned unreadable;
+	uint64_t mnt_id;		/* the mount walked (statx), 0 when unknown */
 	int err;
 };
 
@@ -1041,6 +1060,28 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 	return 0;
 }
 
+/* An entry of the file system being walked, not followed if a symlink:
+ * -EXDEV for anything on another file system or another mount (a bind
+ * mount of this one included: its files would be listed twice). */
+static int walk_stat(struct walk *wk, int dirfd, const char *name, struct stat *st)
+{
+	struct statx sx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+		  STATX_TYPE | STATX_MODE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &sx) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	if (st->st_dev != wk->fs->devnum)
+		return -EXDEV;
+	if (wk->mnt_id && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id != wk->mnt_id)
+		return -EXDEV;
+	return 0;
+}
+
 /* Depth-first, each directory by descriptor: nothing outside the file
  * system (st_dev) and no symlink is ever followed. */
 static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigned depth)
@@ -1062,7 +1103,7 @@ static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigne
 		if (plen + 1 + nl >= PATH_MAX * 4)
 			continue;
 		struct stat st;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != wk->fs->devnum)
+		if (walk_stat(wk, dirfd, de->d_name, &st) < 0)
 			continue;
 		path[plen] = '/';
 		memcpy(path + plen + 1, de->d_name, nl + 1);
@@ -1102,6 +1143,9 @@ static int walk_tree(struct walk *wk, int rootfd)
 	memcpy(path, wk->fs->mountpoint, mlen + 1);
 	if (mlen == 1)
 		mlen = 0;	/* "/": children are "/name" */
+	struct statx sx;
+	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+		wk->mnt_id = sx.stx_mnt_id;
 	r = fstat(rootfd, &st) < 0 ? -errno : visit(wk, rootfd, ".", wk->fs->mountpoint, &st);
 	int dfd = r == 0 ? openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (r == 0 && dfd >= 0) {
@@ -1290,7 +1334,17 @@ static int probe_fs(struct fs_entry *fs)
 		blkid_probe_enable_superblocks(pr, 1);
 		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID);
 		blkid_probe_enable_partitions(pr, 0);
-		if (blkid_do_safeprobe(pr) == 0) {
+		int r = blkid_do_safeprobe(pr);
+		if (r != 0) {
+			/* A bad block where some other type's signature would be
+			 * (ZFS labels, UFS) fails the whole probe: the types
+			 * resolved here, alone. */
+			char *only[] = { "ext4", "ext3", "ext2", "xfs", "btrfs", NULL };
+			blkid_reset_probe(pr);
+			blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_ONLYIN, only);
+			r = blkid_do_safeprobe(pr);
+		}
+		if (r == 0) {
 			if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0)
 				fs->type = strdup(v);
 			if (blkid_probe_lookup_value(pr, "UUID", &v, NULL) == 0)
@@ -1353,6 +1407,14 @@ static int find_mount(struct fs_entry *fs)
 		free(best);
 		best = strdup(where);
 		best_whole = whole;
+		/* The kernel's word for the type, whatever a probe found. */
+		char *sep = strstr(line, " - "), type[64];
+		if (sep && sscanf(sep + 3, "%63s", type) == 1 && strcmp(type, fs->type)) {
+			free(fs->type);
+			fs->type = strdup(type);
+			if (!fs->type)
+				break;
+		}
 		snprintf(fs->mount_root, sizeof(fs->mount_root), "%s", root);
 		if (!best)
 			break;
@@ -1414,6 +1476,8 @@ static int fs_entry_new(struct integrity_owners *o, const struct integrity_devic
 		return -ENOMEM;
 	if ((r = find_mount(fs)) < 0)
 		return r;
+	if (!fs->type)
+		return -ENOMEM;
 	fs->pub = (struct integrity_filesystem){ .type = fs->type, .uuid = fs->uuid, .mountpoint = fs->mountpoint,
 						 .device = fs->device, .start = start };
 	*out = fs;

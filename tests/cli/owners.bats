@@ -143,7 +143,7 @@ inode_lba() {
 	umount m
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$dir" "$free"
 	assert_success
-	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ]
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
 	[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 4096 ]
 	[ "$(jq -r '.lbas[0].files[0].filesystem.mountpoint' <<<"$output")" = null ]
 	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /sub/deeper ]
@@ -274,4 +274,35 @@ make_xfs() {
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted xfs: mount it (read-only is enough) to name files" ]
 	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
+}
+
+@test "a bind mount of the file system inside itself is not walked twice" {
+	make_ext4
+	mkdir m/sub/bind
+	mount --bind m m/sub/bind
+	echo "$PWD/m/sub/bind" >>mounts
+	lba=$(lba_of m/victim.bin 0)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ]
+}
+
+@test "unmounted ext4: an unreadable inode-table block loses its own inodes, not the scan" {
+	make_ext4
+	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
+	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
+	for i in $(seq 1 40); do : >"m/sub/f$i"; done
+	random_file m/late 4096 9
+	sync
+	ino=$(stat -c %i m/late)
+	[ "$ino" -gt 32 ]
+	itab=$(inode_lba "$dev" "$ino")
+	lba=$(lba_of m/victim.bin 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
+		FAULT_EIO="$((itab * 512))+512" "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba" "$itab"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "inode table" ]
 }

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "stack.h"
 
 /* Block devices in the extended range: dynamic numbers (BLOCK_EXT_MAJOR). */
 #define BLOCK_EXT_MAJOR 259
@@ -240,6 +241,29 @@ static int device_by_name(struct integrity_context *ctx, const char *name,
 		return device_load(ctx, NULL, name, NULL, devp);
 	if (find_partition_disk(ctx, name, disk, sizeof(disk)) == 0)
 		return device_load(ctx, disk, name, NULL, devp);
+	/* A device-mapper name, as in /dev/mapper. */
+	if (stack_find_dm_name(ctx, name, disk, sizeof(disk)) == 0)
+		return device_load(ctx, NULL, disk, NULL, devp);
+	return -ENODEV;
+}
+
+/* Names that are not kernel names nor paths to a node: /dev/mapper/NAME,
+ * /dev/VG/LV and VG/LV (LVM's device-mapper names), /dev/NAME. */
+static int device_by_other_name(struct integrity_context *ctx, const char *spec,
+				struct integrity_device **devp)
+{
+	char dm[NAME_MAX + 1];
+
+	if (strncmp(spec, "/dev/mapper/", 12) == 0)
+		return device_by_name(ctx, spec + 12, devp);
+	if (strncmp(spec, "/dev/", 5) == 0) {
+		spec += 5;
+		if (!strchr(spec, '/'))
+			return device_by_name(ctx, spec, devp);
+	}
+	if (spec[0] != '/' && stack_lvm_dm_name(spec, dm, sizeof(dm)) == 0 &&
+	    stack_find_dm_name(ctx, dm, dm, sizeof(dm)) == 0)
+		return device_load(ctx, NULL, dm, NULL, devp);
 	return -ENODEV;
 }
 
@@ -280,8 +304,10 @@ INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const c
 
 	/* A path: a device node or a link to one (/dev/disk/by-*, /dev/mapper). */
 	struct stat st;
-	if (stat(spec, &st) < 0)
-		return -errno;
+	if (stat(spec, &st) < 0) {
+		int r = -errno;
+		return r == -ENOENT && device_by_other_name(ctx, spec, devp) == 0 ? 0 : r;
+	}
 	if (!S_ISBLK(st.st_mode))
 		return -ENOTBLK;
 	if (ctx->live)

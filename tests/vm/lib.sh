@@ -26,9 +26,11 @@ VM_KERNELS_ALL="6.1 6.12"
 # Absent ones (built in, or gone in that version) are skipped.
 VM_MODULES="scsi_debug sd_mod sg t10-pi crc-t10dif crct10dif_generic crct10dif-pclmul
  crc64 crc64-rocksoft crc64_rocksoft_generic nvme nvme-core dm-mod dm-flakey
- dm-integrity loop md-mod raid1"
+ dm-integrity loop md-mod raid1 raid0 raid10 raid456 dm-crypt
+ xts algif_skcipher"
 # Host programs copied into every initramfs, with their libraries.
-VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme dmsetup mdadm"
+VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme dmsetup mdadm
+ cryptsetup integritysetup"
 
 vm_log() { echo "# $*" >&2; }
 vm_die() { echo "vm: $*" >&2; exit 1; }

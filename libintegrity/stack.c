@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A device's place in a stack of block devices, as sysfs describes it:
+ * what it is made of (slaves/, a partition's disk), what is made of it
+ * (holders/, a disk's partitions), md's md/ directory and its members'
+ * md/dev-* ones, device-mapper's dm/ directory and, through libdevmapper,
+ * its table.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <libdevmapper.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "devt.h"
+#include "stack.h"
+
+struct integrity_stack {
+	struct integrity_context *ctx;
+	char name[NAME_MAX + 1];
+	dev_t devnum;
+	enum integrity_stack_kind kind;
+	char type[32];
+	struct strv below, above;
+	char *dm_name, *dm_uuid;
+	char *stable;
+	bool md_valid;
+	struct integrity_md_info md;
+	struct integrity_md_member *members;
+	size_t nmembers;
+	int table_err;
+	struct integrity_dm_target *targets;
+	size_t ntargets;
+};
+
+INTEGRITY_EXPORT const char *integrity_stack_kind_name(enum integrity_stack_kind kind)
+{
+	static const char *const names[] = {
+		[INTEGRITY_STACK_DISK] = "disk", [INTEGRITY_STACK_PARTITION] = "part",
+		[INTEGRITY_STACK_MD] = "md", [INTEGRITY_STACK_DM] = "dm",
+		[INTEGRITY_STACK_LOOP] = "loop",
+	};
+	return (size_t)kind < ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of <dir>/<sub>, sorted; a missing directory is empty. */
+static int read_links(const char *dir, const char *sub, struct strv *out)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int r = 0;
+
+	if (path_printf(path, sizeof(path), "%s/%s", dir, sub) < 0)
+		return -ENAMETOOLONG;
+	DIR *d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (r == 0 && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			r = strv_push(out, de->d_name);
+	closedir(d);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
+	return r;
+}
+
+/* A disk's partitions: subdirectories with a "partition" attribute. */
+static int read_partitions(const char *dir, struct strv *out)
+{
+	char attr[PATH_MAX];
+	struct dirent *de;
+	int r = 0;
+
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    path_printf(attr, sizeof(attr), "%s/%s/partition", dir, de->d_name) < 0 ||
+		    access(attr, F_OK) < 0)
+			continue;
+		r = strv_push(out, de->d_name);
+	}
+	closedir(d);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
+	return r;
+}
+
+static char *read_string(const char *dir, const char *attr)
+{
+	char buf[256];
+
+	return sysfs_read(dir, attr, buf, sizeof(buf)) > 0 ? strdup(buf) : NULL;
+}
+
+static int64_t read_s64(const char *dir, const char *attr, int64_t dflt)
+{
+	uint64_t v;
+
+	return sysfs_read_u64(dir, attr, &v) < 0 ? dflt : (int64_t)v;
+}
+
+static int read_md_members(struct integrity_stack *s, const char *mddir)
+{
+	struct dirent *de;
+	size_t cap = 0;
+	int r = 0;
+
+	DIR *d = opendir(mddir);
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		char dir[PATH_MAX], buf[64];
+		if (strncmp(de->d_name, "dev-", 4) != 0)
+			continue;
+		if (path_printf(dir, sizeof(dir), "%s/%s", mddir, de->d_name) < 0)
+			continue;
+		if (s->nmembers == cap) {
+			size_t c = cap ? cap * 2 : 8;
+			void *p = realloc(s->members, c * sizeof(*s->members));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			s->members = p;
+			cap = c;
+		}
+		struct integrity_md_member *m = &s->members[s->nmembers];
+		memset(m, 0, sizeof(*m));
+		path_printf(m->name, sizeof(m->name), "%s", de->d_name + 4);
+		m->slot = -1;
+		if (sysfs_read(dir, "slot", buf, sizeof(buf)) > 0 && strcmp(buf, "none") != 0)
+			m->slot = atoi(buf);
+		sysfs_read_u64(dir, "offset", &m->offset);
+		sysfs_read(dir, "state", m->state, sizeof(m->state));
+		sysfs_read_u64(dir, "errors", &m->errors);
+		/* The list can be long: a page at most, as the kernel shows it. */
+		char *bb = malloc(4097);
+		if (!bb) {
+			r = -ENOMEM;
+			break;
+		}
+		if (sysfs_read(dir, "bad_blocks", bb, 4097) < 0)
+			bb[0] = '\0';
+		m->bad_blocks = bb;
+		s->nmembers++;
+	}
+	closedir(d);
+	return r;
+}
+
+static int cmp_members(const void *a, const void *b)
+{
+	const struct integrity_md_member *x = a, *y = b;
+	/* Active members by role, then spares and faulty ones by name. */
+	if ((x->slot < 0) != (y->slot < 0))
+		return x->slot < 0 ? 1 : -1;
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return strverscmp(x->name, y->name);
+}
+
+static int read_md(struct integrity_stack *s, const char *dir)
+{
+	char mddir[PATH_MAX], buf[64];
+	struct integrity_md_info *md = &s->md;
+	uint64_t v;
+
+	if (path_printf(mddir, sizeof(mddir), "%s/md", dir) < 0)
+		return -ENAMETOOLONG;
+	memset(md, 0, sizeof(*md));
+	sysfs_read(mddir, "level", md->level, sizeof(md->level));
+	sysfs_read(mddir, "uuid", md->uuid, sizeof(md->uuid));
+	if (sysfs_read_u64(mddir, "chunk_size", &v) == 0)
+		md->chunk_size = v;
+	md->layout = sysfs_read(mddir, "layout", buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
+	if (sysfs_read_u64(mddir, "raid_disks", &v) == 0)
+		md->raid_disks = (unsigned)v;
+	sysfs_read(mddir, "array_state", md->array_state, sizeof(md->array_state));
+	md->degraded = (int)read_s64(mddir, "degraded", -1);
+	md->mismatch_cnt = read_s64(mddir, "mismatch_cnt", -1);
+	sysfs_read(mddir, "sync_action", md->sync_action, sizeof(md->sync_action));
+	s->md_valid = true;
+	int r = read_md_members(s, mddir);
+	if (r == 0 && s->nmembers > 1)
+		qsort(s->members, s->nmembers, sizeof(*s->members), cmp_members);
+	return r;
+}
+
+/* TYPE as lsblk names device-mapper devices: by the UUID's prefix that the
+ * tool which made them puts there. */
+static const char *dm_type_from_uuid(const char *uuid)
+{
+	static const struct {
+		const char *prefix, *type;
+	} prefixes[] = {
+		{ "CRYPT-", "crypt" }, { "LVM-", "lvm" }, { "mpath-", "mpath" },
+		{ "part", "part" }, { "DMRAID-", "dmraid" }, { "INTEGRITY-", "integrity" },
+	};
+	if (!uuid)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (strncmp(uuid, prefixes[i].prefix, strlen(prefixes[i].prefix)) == 0)
+			return prefixes[i].type;
+	return NULL;
+}
+
+/* md's UUID as udev names it (mdadm's MD_UUID): four groups of eight hex
+ * digits joined by ':', from the kernel's 8-4-4-4-12 form. */
+static int md_udev_uuid(const char *uuid, char *out, size_t len)
+{
+	char hex[33];
+	size_t n = 0;
+
+	for (const char *p = uuid; *p && n < 32; p++)
+		if (*p != '-')
+			hex[n++] = *p;
+	hex[n] = '\0';
+	if (n != 32)
+		return -EINVAL;
+	return path_printf(out, len, "%.8s:%.8s:%.8s:%.8s", hex, hex + 8, hex + 16, hex + 24);
+}
+
+static int load_table(struct integrity_stack *s);
+
+INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
+					 struct integrity_stack **stackp)
+{
+	struct integrity_stack *s = calloc(1, sizeof(*s));
+	char sub[PATH_MAX];
+	int r = 0;
+
+	*stackp = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->ctx = dev->ctx;
+	path_printf(s->name, sizeof(s->name), "%s", dev->name);
+	s->devnum = dev->devnum;
+
+	if (dev->partno) {
+		s->kind = INTEGRITY_STACK_PARTITION;
+		r = strv_push(&s->below, dev->disk);
+	} else {
+		r = read_links(dev->dir, "slaves", &s->below);
+		if (r == 0)
+			r = read_partitions(dev->dir, &s->above);
+		if (path_printf(sub, sizeof(sub), "%s/dm", dev->dir) == 0 && access(sub, F_OK) == 0)
+			s->kind = INTEGRITY_STACK_DM;
+		else if (path_printf(sub, sizeof(sub), "%s/md", dev->dir) == 0 && access(sub, F_OK) == 0)
+			s->kind = INTEGRITY_STACK_MD;
+		else if (path_printf(sub, sizeof(sub), "%s/loop", dev->dir) == 0 && access(sub, F_OK) == 0)
+			s->kind = INTEGRITY_STACK_LOOP;
+		else if (strncmp(dev->name, "loop", 4) == 0)
+			s->kind = INTEGRITY_STACK_LOOP;
+	}
+	if (r == 0)
+		r = read_links(dev->dir, "holders", &s->above);
+	if (r == 0 && s->kind == INTEGRITY_STACK_MD)
+		r = read_md(s, dev->dir);
+	if (r < 0) {
+		integrity_stack_free(s);
+		return r;
+	}
+
+	char stable[300] = "";
+	switch (s->kind) {
+	case INTEGRITY_STACK_DM: {
+		path_printf(sub, sizeof(sub), "%s/dm", dev->dir);
+		s->dm_name = read_string(sub, "name");
+		s->dm_uuid = read_string(sub, "uuid");
+		const char *t = dm_type_from_uuid(s->dm_uuid);
+		path_printf(s->type, sizeof(s->type), "%s", t ? t : "dm");
+		/* One ioctl, for the targets' types; a failure (no right to
+		 * ask) is kept for integrity_stack_dm_table(). */
+		s->table_err = load_table(s);
+		if (!t && s->table_err == 0 && s->ntargets)
+			path_printf(s->type, sizeof(s->type), "%s", s->targets[0].type);
+		if (s->dm_uuid)
+			path_printf(stable, sizeof(stable), "dm-uuid-%s", s->dm_uuid);
+		else if (s->dm_name)
+			path_printf(stable, sizeof(stable), "dm-name-%s", s->dm_name);
+		break;
+	}
+	case INTEGRITY_STACK_MD: {
+		char u[40];
+		path_printf(s->type, sizeof(s->type), "%s", s->md.level[0] ? s->md.level : "md");
+		if (md_udev_uuid(s->md.uuid, u, sizeof(u)) == 0)
+			path_printf(stable, sizeof(stable), "md-uuid-%s", u);
+		break;
+	}
+	default:
+		path_printf(s->type, sizeof(s->type), "%s", integrity_stack_kind_name(s->kind));
+		break;
+	}
+	if (stable[0] && !(s->stable = strdup(stable))) {
+		integrity_stack_free(s);
+		return -ENOMEM;
+	}
+	*stackp = s;
+	return 0;
+}
+
+INTEGRITY_EXPORT void integrity_stack_free(struct integrity_stack *s)
+{
+	if (!s)
+		return;
+	strv_clear(&s->below);
+	strv_clear(&s->above);
+	free(s->dm_name);
+	free(s->dm_uuid);
+	free(s->stable);
+	for (size_t i = 0; i < s->nmembers; i++)
+		free((char *)s->members[i].bad_blocks);
+	free(s->members);
+	for (size_t i = 0; i < s->ntargets; i++)
+		free((char *)s->targets[i].params);
+	free(s->targets);
+	free(s);
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_name(const struct integrity_stack *s)
+{
+	return s->name;
+}
+
+INTEGRITY_EXPORT enum integrity_stack_kind integrity_stack_kind(const struct integrity_stack *s)
+{
+	return s->kind;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_type(const struct integrity_stack *s)
+{
+	return s->type;
+}
+
+INTEGRITY_EXPORT size_t integrity_stack_below_count(const struct integrity_stack *s)
+{
+	return s->below.n;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_below(const struct integrity_stack *s, size_t i)
+{
+	return i < s->below.n ? s->below.v[i] : NULL;
+}
+
+INTEGRITY_EXPORT size_t integrity_stack_above_count(const struct integrity_stack *s)
+{
+	return s->above.n;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_above(const struct integrity_stack *s, size_t i)
+{
+	return i < s->above.n ? s->above.v[i] : NULL;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_stable_name(const struct integrity_stack *s)
+{
+	return s->stable;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_dm_name(const struct integrity_stack *s)
+{
+	return s->dm_name;
+}
+
+INTEGRITY_EXPORT const char *integrity_stack_dm_uuid(const struct integrity_stack *s)
+{
+	return s->dm_uuid;
+}
+
+/* libdevmapper logs to stderr by default; the library never prints. */
+static void dm_silent(int level, const char *file, int line, int dm_errno, const char *f, ...)
+{
+	(void)level;
+	(void)file;
+	(void)line;
+	(void)dm_errno;
+	(void)f;
+}
+
+static int load_table(struct integrity_stack *s)
+{
+	struct dm_task *dmt;
+	struct dm_info info;
+	void *next = NULL;
+	size_t cap = 0;
+	int r = 0;
+
+	if (!s->ctx->live)
+		return -ENODATA;
+	dm_log_with_errno_init(dm_silent);
+	dmt = dm_task_create(DM_DEVICE_TABLE);
+	if (!dmt)
+		return -ENOMEM;
+	if (!dm_task_set_major(dmt, major(s->devnum)) || !dm_task_set_minor(dmt, minor(s->devnum))) {
+		dm_task_destroy(dmt);
+		return -EINVAL;
+	}
+	errno = 0;
+	if (!dm_task_run(dmt)) {
+		r = errno ? -errno : -EIO;
+		dm_task_destroy(dmt);
+		return r == -EIO && geteuid() != 0 ? -EPERM : r;
+	}
+	if (!dm_task_get_info(dmt, &info) || !info.exists) {
+		dm_task_destroy(dmt);
+		return -ENODEV;
+	}
+	do {
+		uint64_t start, length;
+		char *type = NULL, *params = NULL;
+		next = dm_get_next_target(dmt, next, &start, &length, &type, &params);
+		if (!type)
+			break;
+		if (s->ntargets == cap) {
+			size_t c = cap ? cap * 2 : 4;
+			void *p = realloc(s->targets, c * sizeof(*s->targets));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			s->targets = p;
+			cap = c;
+		}
+		struct integrity_dm_target *t = &s->targets[s->ntargets];
+		memset(t, 0, sizeof(*t));
+		t->start = start;
+		t->length = length;
+		path_printf(t->type, sizeof(t->type), "%s", type);
+		t->params = strdup(params ? params : "");
+		if (!t->params) {
+			r = -ENOMEM;
+			break;
+		}
+		s->ntargets++;
+	} while (next);
+	dm_task_destroy(dmt);
+	return r;
+}
+
+INTEGRITY_EXPORT int integrity_stack_dm_table(const struct integrity_stack *s,
+					      const struct integrity_dm_target **targets,
+					      size_t *count)
+{
+	*targets = NULL;
+	*count = 0;
+	if (s->kind != INTEGRITY_STACK_DM)
+		return -ENODATA;
+	if (s->table_err < 0)
+		return s->table_err;
+	*targets = s->targets;
+	*count = s->ntargets;
+	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_stack_md(const struct integrity_stack *s, struct integrity_md_info *info)
+{
+	if (!s->md_valid)
+		return -ENODATA;
+	*info = s->md;
+	return 0;
+}
+
+INTEGRITY_EXPORT size_t integrity_stack_md_member_count(const struct integrity_stack *s)
+{
+	return s->nmembers;
+}
+
+INTEGRITY_EXPORT const struct integrity_md_member *integrity_stack_md_member(const struct integrity_stack *s,
+									    size_t i)
+{
+	return i < s->nmembers ? &s->members[i] : NULL;
+}
+
+int stack_find_dm_name(struct integrity_context *ctx, const char *dm_name, char *out, size_t len)
+{
+	char path[PATH_MAX], dir[PATH_MAX], name[256];
+	struct dirent *de;
+	int r = -ENODEV;
+
+	if (path_printf(path, sizeof(path), "%s/block", ctx->root) < 0)
+		return -ENAMETOOLONG;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "dm-", 3) != 0 ||
+		    path_printf(dir, sizeof(dir), "%s/%s/dm", path, de->d_name) < 0 ||
+		    sysfs_read(dir, "name", name, sizeof(name)) <= 0 || strcmp(name, dm_name) != 0)
+			continue;
+		r = path_printf(out, len, "%s", de->d_name);
+		break;
+	}
+	closedir(d);
+	return r;
+}
+
+int stack_lvm_dm_name(const char *vg_lv, char *out, size_t len)
+{
+	const char *slash = strchr(vg_lv, '/');
+	size_t n = 0;
+
+	if (!slash || slash == vg_lv || !slash[1] || strchr(slash + 1, '/'))
+		return -EINVAL;
+	for (const char *p = vg_lv; *p; p++) {
+		const char *add = *p == '/' ? "-" : *p == '-' ? "--" : NULL;
+		char one[2] = { *p, 0 };
+		if (!add)
+			add = one;
+		size_t l = strlen(add);
+		if (n + l >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, l);
+		n += l;
+	}
+	out[n] = '\0';
+	return 0;
+}

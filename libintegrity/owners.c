@@ -1484,13 +1484,131 @@ static int fs_entry_new(struct integrity_owners *o, const struct integrity_devic
 	return 0;
 }
 
-static int resolve_fs(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces, size_t n)
+/* Blocks held by a device above (device mapper, md): their owners on the
+ * devices at the top of the stack, one resolution per such device. */
+struct up_range {
+	const struct piece *piece;
+	uint64_t dev_off, len;		/* on the queried device */
+};
+
+struct up_device {
+	char name[256];
+	struct integrity_byte_range *ranges;
+	struct up_range *back;
+	size_t n;
+};
+
+static bool top_of_stack(struct integrity_context *ctx, const char *name)
+{
+	struct integrity_device *d;
+	char holder[NAME_MAX + 1];
+
+	if (integrity_device_new(ctx, name, &d) < 0)
+		return false;
+	find_holder(d, holder, sizeof(holder));
+	integrity_device_free(d);
+	return !holder[0];
+}
+
+static int resolve_above(struct integrity_context *ctx, struct integrity_owners *o, const struct fs_entry *fs,
+			 const struct integrity_device *dev, const struct piece *pieces, size_t n)
+{
+	struct up_device *ups = NULL;
+	size_t nups = 0;
+	uint64_t lbs = dev->lbs ? dev->lbs : 512;
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct piece *p = &pieces[i];
+		for (uint64_t b = p->fs_off / lbs; b * lbs < p->fs_off + p->len && r == 0; b++) {
+			struct integrity_stack_place *places = NULL;
+			size_t np = 0;
+			uint64_t s = b * lbs > p->fs_off ? b * lbs : p->fs_off;
+			uint64_t e = (b + 1) * lbs < p->fs_off + p->len ? (b + 1) * lbs : p->fs_off + p->len;
+			if (integrity_stack_map_above(dev, b, &places, &np) < 0)
+				continue;
+			for (size_t k = 0; k < np && r == 0; k++) {
+				if (!top_of_stack(ctx, places[k].device))
+					continue;
+				size_t u = 0;
+				while (u < nups && strcmp(ups[u].name, places[k].device))
+					u++;
+				if (u == nups) {
+					void *v = reallocarray(ups, nups + 1, sizeof(*ups));
+					if (!v) {
+						r = -ENOMEM;
+						break;
+					}
+					ups = v;
+					memset(&ups[nups], 0, sizeof(*ups));
+					snprintf(ups[nups].name, sizeof(ups[nups].name), "%s", places[k].device);
+					nups++;
+				}
+				struct up_device *up = &ups[u];
+				void *v1 = reallocarray(up->ranges, up->n + 1, sizeof(*up->ranges));
+				if (v1)
+					up->ranges = v1;
+				void *v2 = reallocarray(up->back, up->n + 1, sizeof(*up->back));
+				if (v2)
+					up->back = v2;
+				if (!v1 || !v2) {
+					r = -ENOMEM;
+					break;
+				}
+				/* Same logical block size up the stack, as the kernel requires
+				 * for the devices this maps through. */
+				up->ranges[up->n] = (struct integrity_byte_range){ places[k].lba * lbs + (s - b * lbs),
+										   e - s };
+				up->back[up->n++] = (struct up_range){ p, p->dev_off + (s - p->fs_off), e - s };
+			}
+			free(places);
+		}
+	}
+	bool named = false;
+	for (size_t u = 0; u < nups && r == 0; u++) {
+		struct integrity_owners *sub;
+		if (integrity_owners_resolve(ctx, ups[u].name, ups[u].ranges, ups[u].n, 0, &sub) < 0)
+			continue;
+		for (size_t j = 0; j < ups[u].n && r == 0; j++)
+			for (size_t k = 0; k < sub->owners[j].n && r == 0; k++) {
+				struct integrity_owner w = sub->owners[j].v[k];
+				w.device_offset = ups[u].back[j].dev_off;
+				w.device_length = ups[u].back[j].len;
+				r = owner_add(o, ups[u].back[j].piece->range, &w);
+				named = true;
+			}
+		/* The file systems above now belong to this result. */
+		void *v = reallocarray(o->fs, o->nfs + sub->nfs, sizeof(*o->fs));
+		if (v) {
+			o->fs = v;
+			memcpy(o->fs + o->nfs, sub->fs, sub->nfs * sizeof(*o->fs));
+			o->nfs += sub->nfs;
+			sub->nfs = 0;
+		} else {
+			r = -ENOMEM;
+		}
+		integrity_owners_free(sub);
+	}
+	for (size_t u = 0; u < nups; u++) {
+		free(ups[u].ranges);
+		free(ups[u].back);
+	}
+	free(ups);
+	(void)fs;
+	return r < 0 ? r : named;
+}
+
+static int resolve_fs(struct integrity_context *ctx, const struct integrity_device *dev, struct integrity_owners *o,
+		      struct fs_entry *fs, const struct piece *pieces, size_t n)
 {
 	char note[2 * NAME_MAX + PATH_MAX];
 	const char *why = NULL;
 	int r = 0;
 
 	if (fs->holder[0] && !fs->mountpoint) {
+		r = resolve_above(ctx, o, fs, dev, pieces, n);
+		if (r != 0)
+			return r < 0 ? r : 0;
 		snprintf(note, sizeof(note), "held by %s: what it holds is resolved on %s", fs->holder, fs->holder);
 		why = note;
 	} else if (!fs->type[0]) {
@@ -1660,7 +1778,7 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 						       pieces[i].fs_off + pieces[i].len, INTEGRITY_OWNER_UNKNOWN, NULL,
 						       "in no partition (the partition table, or unallocated)");
 			} else if (r == 0) {
-				r = resolve_fs(o, fs, pieces, np);
+				r = resolve_fs(ctx, rd, o, fs, pieces, np);
 			}
 		}
 		free(pieces);

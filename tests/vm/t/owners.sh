@@ -3,7 +3,8 @@
 # sparse file's data, a hard-linked file, a directory block, an inode table
 # and free space; the scrub names each, with the offset in the file, with
 # the file systems unmounted (ext4 through libext2fs; XFS: a note) and
-# mounted.  Two boots per kernel.
+# mounted, and mounted from a dm-linear device above the partition.  Two
+# boots per kernel.
 
 NS_OPTS=ms=8,pi=1,pil=1
 
@@ -75,6 +76,13 @@ mkdir -p /mnt/e /mnt/x
 mount -t ext4 -o ro /dev/${d}p1 /mnt/e && mount -t xfs -o ro /dev/${d}p2 /mnt/x || vm_fail "mount"
 ictl_json mounted integrityctl scrub -J --no-state /dev/$d
 integrityctl scrub --no-state /dev/$d
+# Through dm-linear: the same ext4, mounted from a device above partition 1.
+umount /mnt/e
+expect_cmd "dm-linear" dmsetup create ownerlin --table "0 $(cat /sys/block/$d/${d}p1/size) linear /dev/${d}p1 0"
+mkdir -p /mnt/d
+dm=$(basename "$(dirname "$(dirname "$(grep -lx ownerlin /sys/block/dm-*/dm/name)")")")
+mount -t ext4 -o ro /dev/$dm /mnt/d || vm_fail "mount dm-linear"
+ictl_json dm integrityctl scrub -J --no-state /dev/${d}p1
 EOF
 	at() { sed -n "s/^$1 //p" <<<"$locs"; }
 	# jq: the files of the bad block at LBA.
@@ -104,6 +112,11 @@ EOF
 	expect_eq "mounted: xfs free space" "$(files "$j" x-free .free)" '[true]'
 	expect_eq "mounted: damaged files" "$(jq .damaged_files <<<"$j")" 5
 	expect_output '^  /mnt/e/victim\.bin: file offset 307200 length 512 inode '
+	j=$(vm_json dm)
+	expect_eq "dm-linear: the file on the device above" \
+		"$(files "$j" e-file '[.path, .offset, .filesystem.mountpoint]')" \
+		'[["/mnt/d/other/link.bin",307200,"/mnt/d"],["/mnt/d/victim.bin",307200,"/mnt/d"]]'
+	expect_eq "dm-linear: the inode table" "$(files "$j" e-itab .metadata)" '["inode table"]'
 	expect_output '^  damaged files: 5$'
 	[ "$VM_HOST_FAILS" -eq 0 ]
 }

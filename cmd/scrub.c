@@ -667,8 +667,16 @@ static void resolve_owners(struct run *run)
 	struct integrity_byte_range *ranges = calloc(n, sizeof(*ranges));
 	if (!ranges)
 		return;
-	for (size_t i = 0; i < n; i++)
+	/* LBAs numbered from a --seed of one's own are not places on the
+	 * device: nothing to resolve. */
+	uint64_t blocks = integrity_scrub_blocks(run->scrub);
+	for (size_t i = 0; i < n; i++) {
+		if (errs[i].lba < base || errs[i].lba - base > blocks || errs[i].count > blocks - (errs[i].lba - base)) {
+			free(ranges);
+			return;
+		}
 		ranges[i] = (struct integrity_byte_range){ (errs[i].lba - base) * bs, errs[i].count * bs };
+	}
 	int r = integrity_owners_resolve(run->ctx, run->target, ranges, n, 0, &run->owners);
 	free(ranges);
 	if (r < 0) {

@@ -4,12 +4,14 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBSYSTEMD
@@ -27,6 +29,7 @@
 #define MID_BAD_BLOCK "5a1c1b7e0d8f4c52a8b4d0a3e5f21c02"
 #define MID_FINISHED "5a1c1b7e0d8f4c52a8b4d0a3e5f21c03"
 #define MID_INTERRUPTED "5a1c1b7e0d8f4c52a8b4d0a3e5f21c04"
+#define MID_BAD_BLOCK_OWNER "5a1c1b7e0d8f4c52a8b4d0a3e5f21c05"
 
 static struct {
 	char *method;
@@ -72,6 +75,7 @@ struct run {
 	char **part_names;	/* kernel name per partition number, NULL if none */
 	char **part_stable;
 	unsigned nparts;
+	struct integrity_owners *owners;	/* what each bad block belongs to, or NULL */
 	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
 	struct above *above;		/* per bad-block record, once the run ended */
 	size_t nabove;
@@ -663,6 +667,91 @@ static void on_error(void *data, const struct integrity_scrub_error *e)
 #endif
 }
 
+#ifdef HAVE_LIBSYSTEMD
+static __attribute__((format(printf, 2, 3))) bool field(char **slot, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int r = vasprintf(slot, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		*slot = NULL;
+	return r >= 0;
+}
+
+/* One entry per bad block that has owners: the first in MESSAGE, each in
+ * an INTEGRITY_FILE field (journal fields repeat). */
+static void journal_owners(struct run *run, const struct integrity_scrub_error *e, size_t i)
+{
+	size_t k = integrity_owners_count(run->owners, i), m = 0;
+	char **f = calloc(k + 5, sizeof(*f));
+	struct iovec *iov = calloc(k + 6, sizeof(*iov));
+	char *first = k ? owner_text(integrity_owners_get(run->owners, i, 0)) : NULL;
+	bool ok = f && iov && first;
+
+	ok = ok && field(&f[m++], "MESSAGE=%s: LBA %" PRIu64 ": %s%s", run->target, e->lba, first,
+			 k > 1 ? " (and more)" : "");
+	ok = ok && field(&f[m++], "INTEGRITY_DEVICE=%s", run->target);
+	ok = ok && field(&f[m++], "INTEGRITY_LBA=%" PRIu64, e->lba);
+	ok = ok && field(&f[m++], "INTEGRITY_COUNT=%" PRIu64, e->count);
+	ok = ok && field(&f[m++], "MESSAGE_ID=%s", MID_BAD_BLOCK_OWNER);
+	for (size_t w = 0; ok && w < k; w++) {
+		char *t = owner_text(integrity_owners_get(run->owners, i, w));
+		ok = t && field(&f[m++], "INTEGRITY_FILE=%s", t);
+		free(t);
+	}
+	if (ok) {
+		for (size_t x = 0; x < m; x++)
+			iov[x] = (struct iovec){ f[x], strlen(f[x]) };
+		iov[m] = (struct iovec){ (char *)"PRIORITY=3", 10 };
+		sd_journal_sendv(iov, (int)m + 1);
+	}
+	for (size_t x = 0; f && x < k + 5; x++)
+		free(f[x]);
+	free(f);
+	free(iov);
+	free(first);
+}
+#endif
+
+/* After the scrub, once for all its bad blocks: what each belongs to
+ * (block devices only), and a journal entry per block that names it. */
+static void resolve_owners(struct run *run)
+{
+	size_t n;
+	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
+	uint32_t bs = integrity_scrub_block_size(run->scrub);
+	uint64_t base = integrity_scrub_lba_base(run->scrub);
+	struct stat st;
+
+	if (!n || stat(run->target, &st) < 0 || !S_ISBLK(st.st_mode))
+		return;
+	struct integrity_byte_range *ranges = calloc(n, sizeof(*ranges));
+	if (!ranges)
+		return;
+	/* LBAs numbered from a --seed of one's own are not places on the
+	 * device: nothing to resolve. */
+	uint64_t blocks = integrity_scrub_blocks(run->scrub);
+	for (size_t i = 0; i < n; i++) {
+		if (errs[i].lba < base || errs[i].lba - base > blocks || errs[i].count > blocks - (errs[i].lba - base)) {
+			free(ranges);
+			return;
+		}
+		ranges[i] = (struct integrity_byte_range){ (errs[i].lba - base) * bs, errs[i].count * bs };
+	}
+	int r = integrity_owners_resolve(run->ctx, run->target, ranges, n, 0, &run->owners);
+	free(ranges);
+	if (r < 0) {
+		warnx_obj(run->target, "cannot tell what the bad blocks belong to: %s", strerror(-r));
+		return;
+	}
+#ifdef HAVE_LIBSYSTEMD
+	for (size_t i = 0; i < n; i++)
+		journal_owners(run, &errs[i], i);
+#endif
+}
+
 static bool on_should_stop(_unused_ void *data)
 {
 	return stop_signal != 0;
@@ -794,9 +883,13 @@ static void report_json_fields(struct json *j, struct run *run, int r)
 			json_u64(j, "offset", e->part_offset);
 			json_object_end(j);
 		}
+		if (run->owners)
+			owners_json(j, run->owners, i);
 		json_object_end(j);
 	}
 	json_array_end(j);
+	if (run->owners)
+		json_u64(j, "damaged_files", integrity_owners_damaged_files(run->owners));
 	report_arrays_json(j, run);
 }
 
@@ -808,6 +901,22 @@ static void report_json(FILE *out, struct run *run, int r)
 	json_u64(&j, "version", REPORT_VERSION);
 	report_json_fields(&j, run, r);
 	json_close(&j);
+}
+
+/* What each bad block belongs to, under its LBA. */
+static void report_owners(FILE *out, struct run *run)
+{
+	size_t n;
+	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
+
+	for (size_t i = 0; run->owners && i < n; i++) {
+		const struct integrity_scrub_error *e = &errs[i];
+		if (e->count > 1)
+			fprintf(out, "LBA %" PRIu64 "-%" PRIu64 ":\n", e->lba, e->lba + e->count - 1);
+		else
+			fprintf(out, "LBA %" PRIu64 ":\n", e->lba);
+		owners_text(out, run->owners, i, "  ");
+	}
 }
 
 static void report_human(FILE *out, struct run *run, int r)
@@ -874,6 +983,7 @@ static void report_human(FILE *out, struct run *run, int r)
 		}
 		scols_print_table(tb);
 		scols_unref_table(tb);
+		report_owners(out, run);
 	}
 	double rate = p->run_elapsed > 0 ? (double)(p->done - p->resumed_from) *
 						   integrity_scrub_block_size(s) / p->run_elapsed : 0;
@@ -885,6 +995,8 @@ static void report_human(FILE *out, struct run *run, int r)
 		integrity_scrub_protection(s), p->done - p->start, p->end - p->start,
 		format_size(p->bytes_checked, a, sizeof(a)), format_duration(p->elapsed, b, sizeof(b)),
 		format_size((uint64_t)rate, c, sizeof(c)), p->bad_blocks, p->io_errors);
+	if (run->owners)
+		fprintf(out, "  damaged files: %zu\n", integrity_owners_damaged_files(run->owners));
 	if (p->resumed_from > p->start)
 		fprintf(out, "  this run checked blocks %" PRIu64 " to %" PRIu64 "; earlier runs the rest before it\n",
 			p->resumed_from, p->done);
@@ -1303,6 +1415,7 @@ static void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 	if (run->disk)
 		load_arrays(run, run->target, 0);
 	collect_repairs(run);
+	resolve_owners(run);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
 	if (r < 0 && r != -EINTR && r != -ETIME) {
@@ -1344,6 +1457,8 @@ static void run_close(struct run *run)
 	run->nabove = 0;
 	run->arrays = NULL;
 	run->narrays = 0;
+	integrity_owners_free(run->owners);
+	run->owners = NULL;
 	integrity_scrub_free(run->scrub);
 	run->scrub = NULL;
 	integrity_context_free(run->ctx);

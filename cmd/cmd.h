@@ -136,6 +136,12 @@ void json_escape(FILE *out, const char *s);
  * json_escape() writes it (malloc'd; NULL when out of memory). */
 char *utf8_valid_copy(const char *s);
 
+/* Owners of bad blocks, as reports show them (owners.c). */
+char *printable_name(const char *s, bool terminal, bool backslash);
+void owners_json(struct json *j, const struct integrity_owners *owners, size_t range);
+char *owner_text(const struct integrity_owner *w);
+void owners_text(FILE *out, const struct integrity_owners *owners, size_t range, const char *indent);
+
 int cmd_format(int argc, const char **argv);
 int cmd_part(int argc, const char **argv);
 int cmd_pi(int argc, const char **argv);

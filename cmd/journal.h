@@ -19,6 +19,8 @@
 /* libsystemd's sd_journal_send_with_location(), the function its
  * sd_journal_send() macro calls, or NULL when libsystemd.so.0 is missing. */
 typeof(sd_journal_send_with_location) *journal_sender(void);
+/* The same for sd_journal_sendv(): a message of any number of fields. */
+typeof(sd_journal_sendv_with_location) *journal_vsender(void);
 
 #undef sd_journal_send
 #define sd_journal_send(...)                                                              \
@@ -27,6 +29,14 @@ typeof(sd_journal_send_with_location) *journal_sender(void);
 		send_ ? send_("CODE_FILE=" __FILE__, "CODE_LINE=" _SD_STRINGIFY(__LINE__), \
 			      __func__, __VA_ARGS__) :                                    \
 			-ELIBACC;                                                         \
+	})
+#undef sd_journal_sendv
+#define sd_journal_sendv(iov, n)                                                           \
+	({                                                                                 \
+		typeof(sd_journal_sendv_with_location) *sendv_ = journal_vsender();        \
+		sendv_ ? sendv_("CODE_FILE=" __FILE__, "CODE_LINE=" _SD_STRINGIFY(__LINE__), \
+				__func__, iov, n) :                                        \
+			 -ELIBACC;                                                         \
 	})
 #endif
 

@@ -227,7 +227,9 @@ static int open_disk(const char *path, bool write, struct integrity_part_disk **
 {
 	struct integrity_part_error e;
 	unsigned flags = (write ? INTEGRITY_PART_WRITE : 0) | (o.force ? INTEGRITY_PART_FORCE : 0);
-	int r = integrity_part_disk_open(d, path, flags, &e);
+	char node[4096];
+	int r = integrity_part_disk_open(d, integrity_device_path(NULL, path, node, sizeof(node)) == 0 ? node : path,
+					 flags, &e);
 
 	if (r < 0)
 		return report(open_exit_code(r), path, &e);

@@ -74,49 +74,15 @@ static struct {
 	char *at;
 	char *boot;
 	char *history;
+	int lba;
+	char *block_size;
 	int no_udev;
 	int help;
 } o;
 
-/* Shown as valid UTF-8 without control characters: bytes that are not
- * become \xHH, as udev writes them in names (a name's own "\x" stays).
- * On a terminal (the C locale: no setlocale()), every byte that is not
- * ASCII too, as libsmartcols would. */
 static char *printable(const char *s, bool terminal)
 {
-	char *out = malloc(strlen(s) * 4 + 1), *o2 = out;
-
-	if (!out)
-		return NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n = 1;
-		if (!terminal && *p >= 0xc2 && *p <= 0xf4) {
-			int want = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
-			n = want;
-			for (int i = 1; i < want; i++)
-				if ((p[i] & 0xc0) != 0x80)
-					n = 1;
-			/* No overlong forms, surrogates or code points past U+10FFFF. */
-			if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
-			    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
-				n = 1;
-			if (n == 1)
-				goto escape;
-			memcpy(o2, p, (size_t)n);
-			o2 += n;
-			p += n;
-			continue;
-		}
-		if (*p >= 0x20 && *p < 0x7f) {
-			*o2++ = (char)*p++;
-			continue;
-		}
-escape:
-		o2 += sprintf(o2, "\\x%02x", *p);
-		p++;
-	}
-	*o2 = '\0';
-	return out;
+	return printable_name(s, terminal, false);
 }
 
 /* Set a cell of any length (columns_set() formats into a small buffer).
@@ -219,10 +185,150 @@ static int add_row(const struct column_set *set, struct libscols_table *tb, cons
 	return 0;
 }
 
+/* "N" or "FIRST-LAST". */
+static int parse_lba(const char *s, uint64_t *first, uint64_t *count)
+{
+	char a[32];
+	const char *dash = strchr(s, '-');
+	uint64_t last;
+
+	if (!dash)
+		return parse_u64(s, first) < 0 ? -EINVAL : (*count = 1, 0);
+	if ((size_t)(dash - s) >= sizeof(a))
+		return -EINVAL;
+	memcpy(a, s, (size_t)(dash - s));
+	a[dash - s] = '\0';
+	if (parse_u64(a, first) < 0 || parse_u64(dash + 1, &last) < 0 || last < *first)
+		return -EINVAL;
+	*count = last - *first + 1;
+	return 0;
+}
+
+static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
+		      const struct integrity_byte_range *ranges, size_t n, const struct integrity_owners *ow)
+{
+	struct json j;
+
+	json_open(&j, stdout);
+	json_string(&j, "device", device);
+	json_u64(&j, "block_size", bs);
+	json_array_begin(&j, "lbas");
+	for (size_t i = 0; i < n; i++) {
+		json_object_begin(&j, NULL);
+		json_string(&j, "key", lbas[i]);
+		json_u64(&j, "lba", ranges[i].offset / bs);
+		json_u64(&j, "count", ranges[i].length / bs);
+		owners_json(&j, ow, i);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_u64(&j, "damaged_files", integrity_owners_damaged_files(ow));
+	json_close(&j);
+}
+
+static void lbas_text(const char *device, uint32_t bs, const struct integrity_byte_range *ranges, size_t n,
+		      const struct integrity_owners *ow)
+{
+	char *dev = printable_name(device, true, true);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lba = ranges[i].offset / bs, count = ranges[i].length / bs;
+		if (count > 1)
+			printf("%s LBA %" PRIu64 "-%" PRIu64 ":\n", dev ? dev : "", lba, lba + count - 1);
+		else
+			printf("%s LBA %" PRIu64 ":\n", dev ? dev : "", lba);
+		owners_text(stdout, ow, i, "  ");
+	}
+	printf("damaged files: %zu\n", integrity_owners_damaged_files(ow));
+	free(dev);
+}
+
+/* resolve --lba DEVICE LBA...: what the blocks belong to. */
+static int resolve_lbas(const char **args)
+{
+	struct integrity_context *ctx = NULL;
+	struct integrity_resolve *res = NULL;
+	struct integrity_device *dev = NULL;
+	struct integrity_owners *ow = NULL;
+	struct integrity_byte_range *ranges = NULL;
+	size_t n = 0;
+	uint64_t v;
+	int r, ret = EXIT_CLEAN;
+
+	while (args[n + 1])
+		n++;
+	if (!n)
+		return fail(EXIT_USAGE, NULL, 0, "resolve --lba: usage: resolve --lba DEVICE LBA...");
+	if (o.block_size && (parse_size(o.block_size, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1))))
+		return fail(EXIT_USAGE, NULL, 0, "--block-size '%s': a power of two from 512 to 1M", o.block_size);
+	r = integrity_context_new(&ctx, gopt.sysfs_root);
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	char *shown = printable_name(args[0], true, true);
+	const char *obj = shown ? shown : "DEVICE";
+	r = integrity_resolve_key(ctx, args[0], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
+	if (r == -EINVAL)
+		ret = fail(EXIT_USAGE, obj, 0, "not a device key (see --help)");
+	else if (r < 0)
+		ret = fail(EXIT_FAIL, obj, r == -ENOENT ? -ENODEV : r, "cannot find the device");
+	else if ((r = integrity_device_new(ctx, integrity_resolve_name(res), &dev)) < 0)
+		ret = fail(EXIT_FAIL, obj, r, "cannot open the device");
+	if (ret)
+		goto out;
+	uint32_t bs = o.block_size ? (uint32_t)v : integrity_device_logical_block_size(dev);
+	if (!bs)
+		bs = 512;
+	uint64_t size = integrity_device_size(dev);
+	ranges = calloc(n, sizeof(*ranges));
+	if (!ranges) {
+		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "resolve");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t first, count;
+		if (parse_lba(args[i + 1], &first, &count) < 0) {
+			char *a = printable_name(args[i + 1], true, true);
+			ret = fail(EXIT_USAGE, a, 0, "not an LBA: N or FIRST-LAST");
+			free(a);
+			goto out;
+		}
+		if (first > size / bs || count > size / bs - first) {
+			char *a = printable_name(args[i + 1], true, true);
+			ret = fail(EXIT_USAGE, a, 0, "past the end of %s (%" PRIu64 " blocks of %u bytes)", obj,
+				   size / bs, bs);
+			free(a);
+			goto out;
+		}
+		ranges[i] = (struct integrity_byte_range){ first * bs, count * bs };
+	}
+	char node[4096];
+	snprintf(node, sizeof(node), "/dev/%s", integrity_device_name(dev));
+	r = integrity_owners_resolve(ctx, integrity_device_name(dev), ranges, n, 0, &ow);
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, obj, r, "cannot resolve the blocks");
+		goto out;
+	}
+	if (gopt.json)
+		lbas_json(node, bs, args + 1, ranges, n, ow);
+	else
+		lbas_text(node, bs, ranges, n, ow);
+out:
+	free(shown);
+	free(ranges);
+	integrity_owners_free(ow);
+	integrity_device_free(dev);
+	integrity_resolve_free(res);
+	integrity_context_free(ctx);
+	return ret;
+}
+
 static void usage(poptContext pc)
 {
 	poptPrintHelp(pc, stdout, 0);
 	columns_help(stdout, columns, ARRAY_SIZE(columns));
+	printf("\nWith --lba: DEVICE (any KEY) and LBAs (N, or FIRST-LAST) in its logical blocks\n"
+	       "(--block-size 512 for a kernel log's sector numbers): what each belongs to, a\n"
+	       "file and the offset in it, file-system metadata, or free space.\n");
 	printf("\nDefault columns: KEY,NAME,MAJ:MIN,EXT,DISK,PARTN,DISKSEQ,LINKS; with -J also\n"
 	       "the BY-* columns and SOURCE; from the history (--at, --boot) also TIME,BOOT,ACTION.\n"
 	       "\nKEY: MAJ:MIN, a kernel name or /dev path, a /dev/disk/by-* name, or\n"
@@ -241,6 +347,10 @@ int cmd_resolve(int argc, const char **argv)
 		  "answer from the history of a boot (0 this one, -1 the one before, or an id)", "N|ID" },
 		{ "history", '\0', POPT_ARG_STRING, &o.history, 0,
 		  "the history file (default " INTEGRITY_HISTORY_PATH ")", "FILE" },
+		{ "lba", '\0', POPT_ARG_NONE, &o.lba, 0,
+		  "DEVICE LBA...: the files (or metadata, free space) that hold these blocks", NULL },
+		{ "block-size", '\0', POPT_ARG_STRING, &o.block_size, 0,
+		  "--lba: bytes per LBA (default: the device's logical block size)", "N" },
 		{ "no-udev", '\0', POPT_ARG_NONE, &o.no_udev, 0,
 		  "ignore udev's database: names from sysfs and libblkid", NULL },
 		{ "help", 'h', POPT_ARG_NONE, &o.help, 0, "show this help and the columns", NULL },
@@ -265,6 +375,11 @@ int cmd_resolve(int argc, const char **argv)
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
 		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
+	if (o.lba || o.block_size) {
+		if (!o.lba || o.at || o.boot)
+			return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba; --at and --boot do not");
+		return resolve_lbas(keys);
+	}
 	bool past = o.at || o.boot;
 	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
 		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "

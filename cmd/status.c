@@ -194,23 +194,35 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	}
 }
 
-/* A device and, under it, what is made of it: its partitions, then its
- * holders, each as often as it is reached (an md array under each member,
- * as lsblk shows it). */
+static bool made_of(const struct integrity_stack *st, const char *name)
+{
+	for (size_t b = 0; st && b < integrity_stack_below_count(st); b++)
+		if (strcmp(integrity_stack_below(st, b), name) == 0)
+			return true;
+	return false;
+}
+
+/* A device and, under it, what is made of it: its partitions (they follow
+ * their disk in the listing), then what holds it (from the slaves of md and
+ * dm, which only whole devices have: no directory read per partition), each
+ * as often as it is reached (an md array under each member, as lsblk shows
+ * it). */
 static void add_tree(const struct column_set *set, struct libscols_table *tb,
 		     struct libscols_line *parent, const struct listing *l, size_t i, unsigned depth)
 {
+	const char *name = integrity_device_name(l->devs[i]);
 	struct libscols_line *ln;
 
 	add_row(set, tb, parent, l, i, &ln);
 	if (!ln || depth > 16)
 		return;
-	const struct integrity_stack *st = l->stacks[i];
-	for (size_t a = 0; st && a < integrity_stack_above_count(st); a++) {
-		ssize_t j = find_device(l, integrity_stack_above(st, a));
-		if (j >= 0)
-			add_tree(set, tb, ln, l, (size_t)j, depth + 1);
-	}
+	if (!integrity_device_partno(l->devs[i]))
+		for (size_t j = i + 1; j < l->n && integrity_device_partno(l->devs[j]) &&
+				       strcmp(integrity_device_disk_name(l->devs[j]), name) == 0; j++)
+			add_tree(set, tb, ln, l, j, depth + 1);
+	for (size_t j = 0; j < l->n; j++)
+		if (!integrity_device_partno(l->devs[j]) && made_of(l->stacks[j], name))
+			add_tree(set, tb, ln, l, j, depth + 1);
 }
 
 static void usage(poptContext pc)
@@ -282,9 +294,11 @@ int cmd_status(int argc, const char **argv)
 	bool *shown = calloc(n ? n : 1, sizeof(*shown)), *named = calloc(n ? n : 1, sizeof(*named));
 	l.devs = devs;
 	l.n = n;
-	bool want_stacks = tree || columns_position(&set, COL_TYPE) >= 0 ||
-			   columns_position(&set, COL_MEMBERS) >= 0 || columns_position(&set, COL_HOLDERS) >= 0 ||
-			   columns_position(&set, COL_STATE) >= 0;
+	/* Stacks of partitions only for the columns that show them; the
+	 * tree needs those of whole devices. */
+	bool stack_columns = columns_position(&set, COL_TYPE) >= 0 || columns_position(&set, COL_MEMBERS) >= 0 ||
+			     columns_position(&set, COL_HOLDERS) >= 0 || columns_position(&set, COL_STATE) >= 0;
+	bool want_stacks = tree || stack_columns;
 	if (want_stacks)
 		l.stacks = calloc(n ? n : 1, sizeof(*l.stacks));
 	if (!shown || !named || (want_stacks && !l.stacks)) {
@@ -294,7 +308,8 @@ int cmd_status(int argc, const char **argv)
 		goto out;
 	}
 	for (size_t i = 0; want_stacks && i < n; i++)
-		integrity_stack_new(devs[i], &l.stacks[i]);	/* gone meanwhile: a row without */
+		if (stack_columns || !integrity_device_partno(devs[i]))
+			integrity_stack_new(devs[i], &l.stacks[i]);	/* gone meanwhile: a row without */
 	const char **args = poptGetArgs(pc);
 	if (!args)
 		for (size_t i = 0; i < n; i++)
@@ -344,7 +359,7 @@ int cmd_status(int argc, const char **argv)
 		}
 		/* A tree starts at what is made of nothing else listed, or at
 		 * each device named. */
-		bool root = args ? named[i] : true;
+		bool root = args ? named[i] : !integrity_device_partno(devs[i]);
 		if (!args && l.stacks[i])
 			for (size_t b = 0; b < integrity_stack_below_count(l.stacks[i]); b++)
 				if (find_device(&l, integrity_stack_below(l.stacks[i], b)) >= 0)

@@ -10,8 +10,8 @@
  * One header per layer, under libintegrity/: base.h (version), pi.h
  * (checksums and protection information), device.h (block devices, SCSI
  * and NVMe, format), stack.h (what a device is built from), scrub.h,
- * part.h (partitions), naming.h (stable names, history, policy).  This
- * header includes them all.
+ * part.h (partitions), naming.h (stable names, history, policy),
+ * owners.h (what a block belongs to).  This header includes them all.
  */
 #ifndef LIBINTEGRITY_H
 #define LIBINTEGRITY_H
@@ -23,5 +23,6 @@
 #include "libintegrity/scrub.h"
 #include "libintegrity/part.h"
 #include "libintegrity/naming.h"
+#include "libintegrity/owners.h"
 
 #endif /* LIBINTEGRITY_H */

@@ -38,6 +38,13 @@ int integrity_device_new(struct integrity_context *ctx, const char *spec,
 			 struct integrity_device **dev);
 void integrity_device_free(struct integrity_device *dev);
 
+/* What to open for spec: spec itself when it is an existing file (a device
+ * node, a link to one, an image), else the node of the device it names as
+ * integrity_device_new() takes names ("/dev/dm-0" for "lin1", "/dev/nvme3n1"
+ * for "nvme3n1").  ctx NULL: the live system.  -ENOENT or -ENODEV when
+ * nothing is found. */
+int integrity_device_path(struct integrity_context *ctx, const char *spec, char *path, size_t len);
+
 /* Every disk, each followed by its partitions in partition-number order;
  * the array and its devices are freed with integrity_device_list_free(). */
 int integrity_device_list(struct integrity_context *ctx, struct integrity_device ***devs,

@@ -110,6 +110,25 @@ size_t integrity_stack_md_member_count(const struct integrity_stack *stack);
 const struct integrity_md_member *integrity_stack_md_member(const struct integrity_stack *stack,
 							    size_t i);
 
+/* Where one block of a device is up and down its stack. */
+struct integrity_stack_place {
+	char device[256];		/* kernel name: "nvme0n1p1", "md0", "dm-0" */
+	uint64_t lba;			/* in that device's logical blocks */
+	unsigned depth;			/* 1: right above (below) the device asked about */
+};
+
+/* The blocks of the partitions, md arrays and device-mapper devices above
+ * dev that hold LBA lba of dev, nearest first (a partition before the md
+ * array made of it).  Parity, metadata and devices whose mapping is not
+ * plain (dm-integrity, thin) end the chain there.  *places is malloc'd
+ * (NULL when *count is 0); -ERANGE past the device's end. */
+int integrity_stack_map_above(const struct integrity_device *dev, uint64_t lba,
+			      struct integrity_stack_place **places, size_t *count);
+/* The blocks below dev that hold its LBA lba, nearest first, down to the
+ * disks: every copy of a mirror, the member of a striped array, the device
+ * under a dm target. */
+int integrity_stack_map_below(const struct integrity_device *dev, uint64_t lba,
+			      struct integrity_stack_place **places, size_t *count);
 /* Who checks protection information when the device is read with a plain
  * read (the kernel method), as each driver really behaves: read_verify is
  * not the whole story. */

@@ -284,6 +284,31 @@ INTEGRITY_EXPORT int integrity_device_new(struct integrity_context *ctx, const c
 	return device_by_name(ctx, strrchr(real, '/') + 1, devp);
 }
 
+INTEGRITY_EXPORT int integrity_device_path(struct integrity_context *ctx, const char *spec, char *path,
+					   size_t len)
+{
+	struct integrity_context *own = NULL;
+	struct integrity_device *dev = NULL;
+	struct stat st;
+	int r;
+
+	if (!spec || !*spec)
+		return -EINVAL;
+	if (stat(spec, &st) == 0)
+		return path_printf(path, len, "%s", spec);
+	r = -errno;
+	if (r != -ENOENT)
+		return r;
+	if (!ctx && (r = integrity_context_new(&own, NULL)) < 0)
+		return r;
+	r = integrity_device_new(ctx ? ctx : own, spec, &dev);
+	if (r == 0)
+		r = path_printf(path, len, "/dev/%s", dev->name);
+	integrity_device_free(dev);
+	integrity_context_free(own);
+	return r;
+}
+
 static int cmp_devices(const void *a, const void *b)
 {
 	const struct integrity_device *x = *(struct integrity_device *const *)a;
@@ -595,6 +620,10 @@ static char *stable_from_stack(const struct integrity_device *dev)
 {
 	char id[PATH_MAX - 32], name[PATH_MAX];
 
+	/* Only md and dm have them: no look for the others (a listing's
+	 * hundreds of partitions). */
+	if (strcmp(dev->transport, "dm") != 0 && strcmp(dev->transport, "md") != 0)
+		return NULL;
 	if (stack_stable_name(dev->diskdir, id, sizeof(id)) < 0)
 		return NULL;
 	if (dev->partno)

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <libdevmapper.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -72,10 +73,12 @@ static int read_links(const char *dir, const char *sub, struct strv *out)
 	return r;
 }
 
-/* A disk's partitions: subdirectories with a "partition" attribute. */
-static int read_partitions(const char *dir, struct strv *out)
+/* A disk's partitions: the subdirectories named <disk><N> or <disk>p<N>
+ * (the kernel's names; nothing else in the directory starts so), without
+ * a look at each one's "partition" attribute. */
+static int read_partitions(const char *dir, const char *disk, struct strv *out)
 {
-	char attr[PATH_MAX];
+	size_t len = strlen(disk);
 	struct dirent *de;
 	int r = 0;
 
@@ -83,9 +86,12 @@ static int read_partitions(const char *dir, struct strv *out)
 	if (!d)
 		return -errno;
 	while (r == 0 && (de = readdir(d))) {
-		if (de->d_name[0] == '.' ||
-		    path_printf(attr, sizeof(attr), "%s/%s/partition", dir, de->d_name) < 0 ||
-		    access(attr, F_OK) < 0)
+		const char *tail = de->d_name + len;
+		if (strncmp(de->d_name, disk, len) != 0)
+			continue;
+		if (*tail == 'p')
+			tail++;
+		if (!*tail || strspn(tail, "0123456789") != strlen(tail))
 			continue;
 		r = strv_push(out, de->d_name);
 	}
@@ -269,7 +275,7 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 	} else {
 		r = read_links(dev->dir, "slaves", &s->below);
 		if (r == 0)
-			r = read_partitions(dev->dir, &s->above);
+			r = read_partitions(dev->dir, dev->name, &s->above);
 		s->nparts = s->above.n;
 		if (path_printf(sub, sizeof(sub), "%s/dm", dev->dir) == 0 && access(sub, F_OK) == 0)
 			s->kind = INTEGRITY_STACK_DM;
@@ -435,7 +441,7 @@ static void hide_keys(const char *type, char *params)
 	}
 }
 
-static int load_table(struct integrity_stack *s)
+static int load_table_locked(struct integrity_stack *s)
 {
 	struct dm_task *dmt;
 	struct dm_info info;
@@ -494,6 +500,19 @@ static int load_table(struct integrity_stack *s)
 		s->ntargets++;
 	} while (next);
 	dm_task_destroy(dmt);
+	return r;
+}
+
+/* libdevmapper keeps process-wide state (its log function, the driver's
+ * version, the control node): one table read at a time, for programs that
+ * scrub from several threads. */
+static int load_table(struct integrity_stack *s)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	int r = load_table_locked(s);
+	pthread_mutex_unlock(&lock);
 	return r;
 }
 

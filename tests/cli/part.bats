@@ -101,9 +101,17 @@ sfdisk_table() {
 
 @test "255 partitions: sfdisk, sgdisk, sysfs and blkid agree with our table" {
 	dev=$(new_loop 300M)
-	run ictl part create "$dev" --label gpt --count 255 --size 1M --name-prefix data --yes
+	# Traced: the table is written once, whole, and each partition
+	# registered once.
+	run strace -f -e trace=write,pwrite64,ioctl -e abbrev=none -o "$BATS_TEST_TMPDIR/trace" \
+		"$INTEGRITYCTL" part create "$dev" --label gpt --count 255 --size 1M --name-prefix data --yes
 	assert_success
 	[ "$(grep -c "259:" <<<"$output")" -eq 255 ]
+	# Two headers, two entry arrays of 255 * 128 bytes, no more.
+	[ "$(grep -c 'write[^(]*([0-9]*, "EFI PART' "$BATS_TEST_TMPDIR/trace")" -eq 2 ]
+	[ "$(grep -cE 'write[^(]*\(.*, 32640(, [0-9]+)?\) += 32640$' "$BATS_TEST_TMPDIR/trace")" -eq 2 ]
+	[ "$(grep -c 'BLKPG_ADD_PARTITION' "$BATS_TEST_TMPDIR/trace")" -eq 255 ]
+	! grep -q BLKRRPART "$BATS_TEST_TMPDIR/trace"
 
 	# The table as sfdisk and sgdisk read it.
 	[ "$(sfdisk_table "$dev" | wc -l)" -eq 255 ]

@@ -82,12 +82,22 @@ read_runs() {
 	[ "$(jq -r '[.devices[].status] | join(",")' <<<"$output")" = complete,complete,complete ]
 	[ "$(awk '$1 == "read" && $2 != 2 { print $2 }' log | uniq | tr '\n' ' ')" = "0 1 " ]
 	grep -q 'read 2' log
-	# A device-mapper device over p1 sits on the same disk as p2.
-	command -v dmsetup >/dev/null || skip "dmsetup is needed for the stacked case"
+}
+
+@test "a device-mapper device over a partition is never read at the same time as another partition of its disk" {
+	require_root
+	command -v dmsetup >/dev/null || skip "dmsetup is needed"
+	random_file disk 16777216 13
+	loopdev=$(losetup -P -f --show disk)
+	printf 'label: gpt\n,6M\n,6M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
+	partx -a "$loopdev"
+	random_file other 4194304 14
+	loop2=$(losetup -f --show other)
+	# The dm device over p1 sits on the disk of p2: all of one, then the
+	# other; the other disk is read beside the dm device.
 	dmname=scrub-parallel-$$
 	dmsetup create "$dmname" --table "0 $(blockdev --getsz "${loopdev}p1") linear ${loopdev}p1 0" ||
 		skip "no device-mapper here"
-	rm log
 	FAULT_FILE=/dev/mapper/$dmname FAULT_FILE_1=${loopdev}p2 FAULT_FILE_2=$loop2 FAULT_HOLD=0:2 \
 		run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --method kernel --io-engine pread \
 		--io-size 64K "/dev/mapper/$dmname" "${loopdev}p2" "$loop2"

@@ -12,6 +12,10 @@ setup() {
 	sysfs_stack_tree "$sys"
 }
 
+teardown() {
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+}
+
 @test "status --tree puts md and dm under what they are made of; -J carries children" {
 	run ictl status --sysfs-root "$sys" --tree -r -n -o NAME
 	assert_success
@@ -108,4 +112,26 @@ setup() {
 	assert_output --partial "dm-0: device-mapper ignores read-verify and write-generate"
 	run ictl set --sysfs-root "$sys" nvme1n1 read-verify=off
 	assert_success
+}
+
+@test "bare kernel names in part and scrub, as in status and show" {
+	require_root
+	truncate -s 16M img
+	loopdev=$(losetup -P -f --show img)
+	local name=${loopdev#/dev/}
+	run ictl part create "$name" --label gpt --count 2 --size 1M --yes
+	assert_success
+	run ictl part list -r -n -o NR,KNAME "$name"
+	assert_success
+	assert_output $'1 '"${name}p1"$'\n2 '"${name}p2"
+	run ictl scrub --no-state "${name}p1"
+	assert_success
+	assert_output --partial "/dev/${name}p1: complete"
+	# A file of that name in the working directory is still the file.
+	printf 'x' >"${name}p2"
+	run ictl scrub --no-state "${name}p2"
+	assert_failure
+	refute_output --partial "/dev/${name}p2"
+	run ictl part list nosuchdisk
+	assert_failure 3
 }

@@ -544,3 +544,7 @@ vm_lio_poke() {
 vm_bad() {
 	jq -c "[.errors[] | . as \$e | range(.lba; .lba + (.count // 1)) | [., (\$e | ${2:-.kind})]]" <<<"$1"
 }
+
+# File systems made, mapped and read in the guest (t/owners.sh).
+VM_MODULES="$VM_MODULES xfs"
+VM_HOST_TOOLS="$VM_HOST_TOOLS mkfs.ext4 mkfs.xfs filefrag debugfs"

@@ -1,0 +1,308 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# What a block belongs to: resolve --lba and the scrub report's files, on
+# real ext4 and XFS file systems on loop devices, mounted and not.  Where
+# the files are is read with filefrag and debugfs, never assumed.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	require_root
+	command -v mkfs.ext4 >/dev/null && command -v filefrag >/dev/null || skip "needs e2fsprogs"
+	cd "$BATS_TEST_TMPDIR"
+	: >loops
+	: >mounts
+}
+
+teardown() {
+	local dev
+	cd "$BATS_TEST_TMPDIR" || return 0
+	tac mounts | xargs -r umount 2>/dev/null || true
+	while read -r dev; do
+		losetup -d "$dev" 2>/dev/null || true
+	done <loops
+}
+
+new_loop() {
+	local img
+	img=$(mktemp "$BATS_TEST_TMPDIR/disk.XXXXXX")
+	truncate -s "$1" "$img"
+	# -P: detaching drops the partitions BLKPG added, too.
+	losetup -P -f --show "$img" | tee -a loops
+}
+
+mount_at() {
+	mkdir -p "$2"
+	mount "$1" "$2"
+	echo "$PWD/$2" >>mounts
+}
+
+# The device LBA (512-byte units, from the file system's start) of byte
+# OFFSET of FILE, from filefrag's extent list.
+lba_of() {
+	filefrag -v -b512 "$1" | awk -v off=$(($2 / 512)) '
+		$1 ~ /^[0-9]+:$/ { ls = $2 + 0; le = $3 + 0; ps = $4 + 0
+			if (off >= ls && off <= le) { print ps + off - ls; exit } }'
+}
+
+# An ext4 file system with a file, a hard link, a sparse file, a
+# directory and a file with a hostile name; mounted on m.
+make_ext4() {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file m/victim.bin 307712 3
+	mkdir -p m/sub/deeper
+	ln m/victim.bin m/sub/link.bin
+	truncate -s 1M m/sparse
+	random_file block 8192 4
+	dd if=block of=m/sparse bs=4096 seek=100 conv=notrunc status=none
+	hostile=$'evil\nname\\x41\xff'
+	random_file "m/$hostile" 4096 5
+	ln -s sub m/alias
+	sync
+}
+
+@test "mounted ext4: a file, both paths of a hard link, the offset in it" {
+	make_ext4
+	lba=$(lba_of m/victim.bin 307200)
+	[ -n "$lba" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files | length' <<<"$output")" -eq 2 ]
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/sub/link.bin" ]
+	[ "$(jq -r '.lbas[0].files[1].path' <<<"$output")" = "$PWD/m/victim.bin" ]
+	[ "$(jq '.lbas[0].files[1].offset' <<<"$output")" -eq 307200 ]
+	[ "$(jq '.lbas[0].files[1].length' <<<"$output")" -eq 512 ]
+	[ "$(jq '.lbas[0].files[1].inode' <<<"$output")" -eq "$(stat -c %i m/victim.bin)" ]
+	[ "$(jq -r '.lbas[0].files[1].filesystem.type' <<<"$output")" = ext4 ]
+	[ "$(jq -r '.lbas[0].files[1].filesystem.mountpoint' <<<"$output")" = "$PWD/m" ]
+	[ "$(jq -r '.lbas[0].files[1].filesystem.uuid' <<<"$output")" = "$(blkid -s UUID -o value "$dev")" ]
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 1 ]
+	# The symlink to sub/ is not followed: no path through it.
+	! grep -q alias <<<"$output"
+	run ictl resolve --lba "$dev" "$lba"
+	assert_success
+	assert_line "  $PWD/m/victim.bin: file offset 307200 length 512 inode $(stat -c %i m/victim.bin) (ext4 on $dev, mounted on $PWD/m)"
+	assert_line "damaged files: 1"
+}
+
+@test "mounted ext4: a sparse file's data past its hole, a directory block, free space" {
+	make_ext4
+	sparse=$(lba_of m/sparse $((100 * 4096 + 4096)))
+	dir=$(lba_of m/sub 0)
+	[ -n "$sparse" ] && [ -n "$dir" ]
+	# The last block of the file system is free in a file system this empty.
+	free=$(( $(blockdev --getsz "$dev") - 1 ))
+	[ "$(debugfs -R "testb $(( free / 8 ))" "$dev" 2>/dev/null)" = "Block $(( free / 8 )) not in use" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$sparse" "$dir" "$free"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/sparse" ]
+	[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq $((100 * 4096 + 4096)) ]
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = "$PWD/m/sub" ]
+	[ "$(jq '.lbas[1].files[0].directory' <<<"$output")" = true ]
+	[ "$(jq '.lbas[2].files' <<<"$output" | jq -c '[.[] | .free]')" = '[true]' ]
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+}
+
+# LBA of inode INO's record, from debugfs imap.
+inode_lba() {
+	local block offset
+	read -r block offset < <(debugfs -R "imap <$2>" "$1" 2>/dev/null |
+		sed -n 's/.*located at block \([0-9]*\), offset \(0x[0-9a-f]*\).*/\1 \2/p')
+	[ -n "$block" ] && echo $((block * 8 + offset / 512))
+}
+
+@test "ext4 metadata: the inode table with its inodes, group descriptors, superblock (mounted and not)" {
+	make_ext4
+	ino=$(stat -c %i m/victim.bin)
+	itab=$(inode_lba "$dev" "$ino")
+	[ -n "$itab" ]
+	for state in mounted unmounted; do
+		[ "$state" = mounted ] || umount m
+		run --separate-stderr ictl -J resolve --lba "$dev" "$itab" 2 8
+		assert_success
+		[ "$(jq -r '.lbas[0].files[0].metadata' <<<"$output")" = "inode table" ]
+		first=$(jq '.lbas[0].files[0].inodes[0]' <<<"$output")
+		last=$(jq '.lbas[0].files[0].inodes[1]' <<<"$output")
+		# 512 bytes hold two 256-byte inodes.
+		[ "$first" -le "$ino" ] && [ "$ino" -le "$last" ] && [ $((last - first)) -eq 1 ]
+		[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = superblock ]
+		[ "$(jq -r '.lbas[2].files[0].metadata' <<<"$output")" = "group descriptors" ]
+	done
+	run ictl resolve --lba "$dev" "$itab"
+	assert_line "  metadata: inode table, inodes $first-$last (ext4 on $dev, not mounted)"
+}
+
+@test "unmounted ext4: libext2fs names the file, both hard links, the directory and free space" {
+	make_ext4
+	lba=$(lba_of m/victim.bin 4096)
+	dir=$(lba_of m/sub/deeper 0)
+	free=$(( $(blockdev --getsz "$dev") - 1 ))
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$dir" "$free"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
+	[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 4096 ]
+	[ "$(jq -r '.lbas[0].files[0].filesystem.mountpoint' <<<"$output")" = null ]
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /sub/deeper ]
+	[ "$(jq '.lbas[1].files[0].directory' <<<"$output")" = true ]
+	[ "$(jq '.lbas[2].files[0].free' <<<"$output")" = true ]
+	run ictl resolve --lba "$dev" "$lba"
+	assert_line "  /sub/link.bin: file offset 4096 length 512 inode 12 (ext4 on $dev, not mounted)"
+}
+
+@test "hostile file names: escaped on a terminal line, valid JSON, mounted and not" {
+	make_ext4
+	lba=$(lba_of "m/$hostile" 0)
+	[ -n "$lba" ]
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_success
+	assert_line "  $PWD/m/evil\\x0aname\\x5cx41\\xff: file offset 0 length 512 inode $(stat -c %i "m/$hostile") (ext4 on $dev, mounted on $PWD/m)"
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/evil"$'\n'"name\\x41"$'\xef\xbf\xbd' ]
+	umount m
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_line --partial "  /evil\\x0aname\\x5cx41\\xff: file offset 0"
+}
+
+@test "resolve --lba: LBAs past the end, bad LBAs and unknown devices are refused" {
+	dev=$(new_loop 8M)
+	run --separate-stderr ictl resolve --lba "$dev" 16384
+	assert_failure 2
+	[[ $stderr == *"past the end"* ]]
+	run --separate-stderr ictl resolve --lba "$dev" 12x
+	assert_failure 2
+	run --separate-stderr ictl resolve --lba "$dev" 5-3
+	assert_failure 2
+	run --separate-stderr ictl resolve --lba "$dev"
+	assert_failure 2
+	run --separate-stderr ictl resolve --lba 250:250 0
+	assert_failure 3
+	run --separate-stderr ictl resolve --lba --block-size 1000 "$dev" 0
+	assert_failure 2
+	# No file system: said, not guessed.
+	run --separate-stderr ictl -J resolve --lba "$dev" 16383
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "no file system found on $dev" ]
+	# --block-size: 4096-byte LBAs.
+	run --separate-stderr ictl -J resolve --lba --block-size 4096 "$dev" 2047
+	assert_success
+	[ "$(jq '.lbas[0].lba' <<<"$output")" -eq 2047 ]
+	[ "$(jq '.block_size' <<<"$output")" -eq 4096 ]
+}
+
+@test "a whole disk: the file system on the partition that holds the LBA" {
+	disk=$(new_loop 80M)
+	ictl -q part create "$disk" --label gpt --count 1 --size 64M --yes
+	part=${disk}p1
+	mkfs.ext4 -q -F -b 4096 "$part"
+	mount_at "$part" m
+	random_file m/f 65536 7
+	sync
+	start=$(cat "/sys/class/block/${part#/dev/}/start")
+	lba=$(( start + $(lba_of m/f 8192) ))
+	run --separate-stderr ictl -J resolve --lba "$disk" "$lba" 34
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/f" ]
+	[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 8192 ]
+	[ "$(jq -r '.lbas[0].files[0].filesystem.device' <<<"$output")" = "$part" ]
+	[ "$(jq '.lbas[0].files[0].filesystem.start' <<<"$output")" = null ]
+	# Before the first partition: the partition table's own blocks.
+	[ "$(jq -r '.lbas[1].files[0].unknown' <<<"$output")" = true ]
+	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "in no partition"* ]]
+}
+
+@test "scrub: the report names the damaged files of each bad block (JSON, text, --report)" {
+	make_ext4
+	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
+	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
+	lba=$(lba_of m/victim.bin 307200)
+	dir=$(lba_of m/sub 0)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
+		FAULT_EIO="$((lba * 512))+512,$((dir * 512))+512" \
+		"$INTEGRITYCTL" scrub -J --no-state --report report.json "$dev"
+	assert_failure 1
+	[ "$(jq '.bad_blocks' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	victim=$(jq -r --argjson l "$lba" '.errors[] | select(.lba == $l) | .files[1].path' <<<"$output")
+	[ "$victim" = "$PWD/m/victim.bin" ]
+	[ "$(jq -r --argjson l "$dir" '.errors[] | select(.lba == $l) | .files[0].path' <<<"$output")" = "$PWD/m/sub" ]
+	cmp <(jq -S . <<<"$output") <(jq -S . report.json)
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
+		FAULT_EIO="$((lba * 512))+512" "$INTEGRITYCTL" scrub --no-state "$dev"
+	assert_failure 1
+	assert_line "LBA $lba:"
+	assert_line "  $PWD/m/victim.bin: file offset 307200 length 512 inode $(stat -c %i m/victim.bin) (ext4 on $dev, mounted on $PWD/m)"
+	assert_line "  damaged files: 1"
+}
+
+make_xfs() {
+	command -v mkfs.xfs >/dev/null || skip "needs xfsprogs"
+	dev=$(new_loop 320M)
+	mkfs.xfs -q -f -m "rmapbt=$1" "$dev"
+	mount_at "$dev" m
+	random_file m/victim.bin 307712 8
+	mkdir m/dir
+	ln m/victim.bin m/dir/link
+	sync
+}
+
+@test "mounted XFS with the reverse-mapping btree: the owner and offset from GETFSMAP" {
+	make_xfs 1
+	lba=$(lba_of m/victim.bin 204800)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" 0
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/dir/link\",\"$PWD/m/victim.bin\"]" ]
+	[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 204800 ]
+	[ "$(jq -r '.lbas[0].files[0].filesystem.type' <<<"$output")" = xfs ]
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "superblock and allocation group headers" ]
+}
+
+@test "mounted XFS without rmap: FIEMAP names the file; unmounted XFS: a note, no guess" {
+	make_xfs 0
+	lba=$(lba_of m/victim.bin 4096)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[1].path' <<<"$output")" = "$PWD/m/victim.bin" ]
+	[ "$(jq '.lbas[0].files[1].offset' <<<"$output")" -eq 4096 ]
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted xfs: mount it (read-only is enough) to name files" ]
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
+}
+
+@test "a bind mount of the file system inside itself is not walked twice" {
+	make_ext4
+	mkdir m/sub/bind
+	mount --bind m m/sub/bind
+	echo "$PWD/m/sub/bind" >>mounts
+	lba=$(lba_of m/victim.bin 0)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ]
+}
+
+@test "unmounted ext4: an unreadable inode-table block loses its own inodes, not the scan" {
+	make_ext4
+	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
+	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
+	for i in $(seq 1 40); do : >"m/sub/f$i"; done
+	random_file m/late 4096 9
+	sync
+	ino=$(stat -c %i m/late)
+	[ "$ino" -gt 32 ]
+	itab=$(inode_lba "$dev" "$ino")
+	lba=$(lba_of m/victim.bin 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
+		FAULT_EIO="$((itab * 512))+512" "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba" "$itab"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "inode table" ]
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* integrityctl scrub: what its files (scrub*.c) share. */
+#ifndef INTEGRITYCTL_SCRUB_H
+#define INTEGRITYCTL_SCRUB_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "cmd.h"
+
+#define DEFAULT_STATE_DIR "/var/lib/integrityctl"
+#define REPORT_VERSION 1
+
+/* Journal message ids, one per event kind (journalctl MESSAGE_ID=...). */
+#define MID_STARTED "5a1c1b7e0d8f4c52a8b4d0a3e5f21c01"
+#define MID_BAD_BLOCK "5a1c1b7e0d8f4c52a8b4d0a3e5f21c02"
+#define MID_FINISHED "5a1c1b7e0d8f4c52a8b4d0a3e5f21c03"
+#define MID_INTERRUPTED "5a1c1b7e0d8f4c52a8b4d0a3e5f21c04"
+#define MID_BAD_BLOCK_OWNER "5a1c1b7e0d8f4c52a8b4d0a3e5f21c05"
+
+enum run_state { RUN_PENDING, RUN_RUNNING, RUN_DONE };
+
+/* One target of the command line or of --all. */
+struct run {
+	struct integrity_scrub *scrub;
+	struct integrity_context *ctx;
+	struct integrity_scrub_params params;	/* this target's copy */
+	const char *target;
+	char *stable;		/* the target's stable name, for progress lines */
+	bool progress_bar;	/* the one-target bar, drawn from the callback */
+	double last_draw;
+	char **part_names;	/* kernel name per partition number, NULL if none */
+	char **part_stable;
+	unsigned nparts;
+	struct integrity_owners *owners;	/* what each bad block belongs to, or NULL */
+	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
+	struct above *above;		/* per bad-block record, once the run ended */
+	size_t nabove;
+	struct md_above *arrays;	/* md arrays made of the target */
+	size_t narrays;
+	/* The result: the library's, and the exit code (-1: not run). */
+	int r;
+	int code;
+	/* Scheduling, under the batch's lock. */
+	enum run_state state;
+	char **disks;		/* what it must not share with a target scrubbed meanwhile */
+	size_t ndisks;
+	pthread_t thread;	/* the worker scrubbing it, while RUN_RUNNING */
+	/* What progress lines show, under the batch's lock. */
+	struct integrity_scrub_progress seen;
+	bool seen_any;
+	struct batch *batch;	/* NULL for a lone target */
+};
+
+/* Several targets scrubbed at once: up to `jobs` workers, each taking the
+ * next target none of whose disks is being scrubbed. */
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;	/* a run started or ended, a worker returned */
+	struct run *runs;
+	size_t n;
+	size_t workers_left;	/* workers not yet returned */
+	bool lines;		/* progress lines on stderr */
+	bool in_place;		/* a terminal: redrawn in place */
+	unsigned drawn;		/* lines drawn last time (in place) */
+	double last_log;	/* plain lines: when last written */
+	double started;		/* monotonic */
+};
+
+/* The partitions, md arrays and dm devices a bad block maps to, nearest first. */
+struct above {
+	struct integrity_stack_place *v;
+	size_t n;
+};
+
+/* An md array made of the target, with the counters it has after the run. */
+struct md_above {
+	char name[256];
+	struct integrity_md_info info;
+	struct integrity_md_member *members;	/* bad_blocks strdup'd */
+	size_t nmembers;
+};
+
+struct scrub_options {
+	char *method;
+	char *range;
+	char *rate;
+	char *io_size;
+	char *queue_depth;
+	char *progress;
+	char *state_dir;
+	char *duration;
+	char *report;
+	char *metrics_dir;
+	char *layout;
+	char *io_engine;
+	char *rate_per_device;
+	char *jobs;
+	int wait;
+	int no_state;
+	int all;
+	int restart;
+	int status;
+	int repair;
+};
+extern struct scrub_options o;
+
+extern volatile sig_atomic_t stop_signal;
+
+/* What write_report and write_metrics write. */
+struct report_ctx {
+	struct run *run;
+	int r;
+};
+
+struct metrics_ctx {
+	struct run *run;
+	int r;
+	double last_success;
+};
+
+/* Set while a repaired range is verified again: no report of its own. */
+extern bool verifying;
+
+/* scrub.c */
+double now_monotonic(void);
+const char *format_duration(double secs, char *buf, size_t len);
+int run_open(struct run *run);
+void run_scrub(struct run *run, struct integrity_scrub_budget *budget);
+void run_close(struct run *run);
+int scrub_one(const char *target, const struct integrity_scrub_params *params, bool progress_bar,
+	      struct integrity_scrub_budget *budget);
+int worse(int a, int b);
+
+/* scrub_report.c */
+void on_error(void *data, const struct integrity_scrub_error *e);
+void resolve_owners(struct run *run);
+const char *status_word(int r);
+void report_json_fields(struct json *j, struct run *run, int r);
+void report_human(FILE *out, struct run *run, int r);
+int write_atomically(const char *path, void (*writer)(FILE *, void *), void *data);
+void write_report(FILE *f, void *data);
+void write_metrics(FILE *f, void *data);
+int metrics_path(char *buf, size_t len, const char *dir, const char *identity, bool legacy);
+bool metrics_of(const char *path, const char *identity);
+double previous_last_success(const char *path);
+
+/* scrub_many.c */
+int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
+	       unsigned jobs, bool lines, struct integrity_scrub_budget *budget);
+int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines,
+	      struct integrity_scrub_budget *budget);
+
+/* scrub_stack.c */
+void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a);
+void above_words(const struct above *a, char *buf, size_t len);
+void load_above(struct run *run);
+void load_arrays(struct run *run, const char *name, unsigned depth);
+void load_stack(struct run *run);
+void stack_free(struct run *run);
+void collect_repairs(const struct run *run);
+void report_arrays_json(struct json *j, const struct run *run);
+void report_arrays_human(FILE *out, const struct run *run);
+void device_path(const struct integrity_device *dev, char *path, size_t len);
+bool is_stack_device(const struct integrity_device *dev);
+int scrub_stack(const char *target, const struct integrity_scrub_params *params, unsigned jobs,
+		bool progress_bar, struct integrity_scrub_budget *budget);
+
+#endif

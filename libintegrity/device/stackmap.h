@@ -76,6 +76,9 @@ int stackmap_md_from_member(const struct stackmap_md *g, unsigned slot, uint64_t
 /* Sectors of data the array holds; 0 when dev_sectors is unknown. */
 uint64_t stackmap_md_array_sectors(const struct stackmap_md *g);
 
+/* Members' worth of parity: 2 for RAID6, 1 for RAID4/5, else 0. */
+unsigned stackmap_md_max_degraded(const struct stackmap_md *g);
+
 /* ------------------------------------------------------- device-mapper */
 
 enum stackmap_dm_kind {

@@ -21,14 +21,8 @@
 
 #include "device.h"
 #include "scrub.h"
+#include "scrub_int.h"
 
-#define DEFAULT_IO_SIZE (1u << 20)
-#define DEFAULT_QUEUE_DEPTH 4
-#define MAX_QUEUE_DEPTH 64
-#define ALIGNMENT 4096
-/* NVMe NLB is 16 bits, 0-based. */
-#define NVME_MAX_BLOCKS 65536u
-#define MAX_PASSTHROUGH_METADATA 2048
 /* Under --rate, a request is at most this fraction of a second's budget,
  * so that one request cannot overrun it. */
 #define RATE_SLICES 8
@@ -48,60 +42,6 @@ struct integrity_scrub_budget {
 	uint64_t rate;		/* bytes per second */
 	double next;		/* monotonic time the next grant starts */
 	bool started;
-};
-
-struct scrub_partition {
-	unsigned partno;
-	uint64_t start;		/* whole-device LBA */
-	uint64_t length;	/* blocks */
-};
-
-struct integrity_scrub {
-	struct integrity_context *ctx;
-	struct integrity_scrub_params params;
-	struct integrity_device *dev;		/* NULL for an image file */
-	enum integrity_scrub_method method;
-	char identity[256];
-	char protection[32];
-	char note[2 * PATH_MAX];
-	char failure[PATH_MAX + 256];
-	char state_path[PATH_MAX];
-	char target[PATH_MAX];
-
-	int fd;				/* the target, opened once */
-	int md_fd;			/* DIX metadata file, or -1 */
-	int disk_fd;			/* the whole disk for pass-through, or -1 */
-	int lock_fd;
-	bool locked;			/* the target's lock is held */
-	int busy_pid;
-	struct integrity_pi_ctx *pi;	/* host verification, or NULL */
-	struct scrub_backend *backend;
-	uint32_t block_size;		/* bytes of data per block */
-	uint32_t stride;		/* bytes of the data fd per block */
-	uint32_t md_size;		/* bytes of the metadata fd per block */
-	uint64_t blocks;		/* of the target */
-	uint64_t lba_base;		/* whole-device LBA of block 0 */
-	uint64_t seed;
-	uint64_t size;			/* bytes of the target */
-
-	struct scrub_partition *parts;
-	size_t nparts;
-
-	/* The ledger: only the engine writes it. */
-	struct integrity_scrub_progress progress;
-	struct scrub_errors errors;
-
-	const struct integrity_scrub_callbacks *cb;
-	struct integrity_scrub_budget *budget;	/* shared, or NULL */
-	double run_started;		/* monotonic */
-	double rate_origin;		/* --rate counts bytes since then */
-	uint64_t rate_counted;		/* bytes submitted since rate_origin */
-	double elapsed_before;		/* seconds of earlier runs */
-	double last_checkpoint;
-	double checkpoint_interval;
-	time_t started_wall;
-	bool stop_requested;
-	bool out_of_time;
 };
 
 static const char *const method_names[] = {
@@ -147,7 +87,7 @@ static double now_monotonic(void)
 }
 
 /* Notes add up: "auto chose X because ...; resuming at ...". */
-static __attribute__((format(printf, 2, 3))) void note(struct integrity_scrub *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) void scrub_add_note(struct integrity_scrub *s, const char *fmt, ...)
 {
 	size_t used = strlen(s->note);
 	va_list ap;
@@ -161,7 +101,7 @@ static __attribute__((format(printf, 2, 3))) void note(struct integrity_scrub *s
 	va_end(ap);
 }
 
-static __attribute__((format(printf, 2, 3))) void failure(struct integrity_scrub *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) void scrub_fail(struct integrity_scrub *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -266,7 +206,7 @@ static int take_result(struct integrity_scrub *s, const struct scrub_req *q)
 {
 	if (q->err < 0) {
 		if (s->backend->why[0])
-			failure(s, "%s", s->backend->why);
+			scrub_fail(s, "%s", s->backend->why);
 		return q->err;
 	}
 	if (q->lba != s->progress.done)
@@ -284,319 +224,6 @@ static int take_result(struct integrity_scrub *s, const struct scrub_req *q)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ target */
-
-/* Partitions of the disk, in blocks of the device, for reports. */
-static int load_partitions(struct integrity_scrub *s, const struct integrity_device *dev)
-{
-	struct integrity_device **all;
-	size_t n;
-	int r = integrity_device_list(s->ctx, &all, &n);
-
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t start, size;
-		if (!all[i]->partno || strcmp(all[i]->disk, dev->disk) != 0)
-			continue;
-		if (sysfs_read_u64(all[i]->dir, "start", &start) < 0 ||
-		    sysfs_read_u64(all[i]->dir, "size", &size) < 0)
-			continue;
-		void *v = realloc(s->parts, (s->nparts + 1) * sizeof(*s->parts));
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		s->parts = v;
-		s->parts[s->nparts++] = (struct scrub_partition){
-			.partno = all[i]->partno,
-			.start = start * 512 / s->block_size,
-			.length = size * 512 / s->block_size,
-		};
-	}
-	integrity_device_list_free(all, n);
-	return r < 0 ? r : 0;
-}
-
-static bool nvme_has_pi(const struct integrity_nvme_info *ni)
-{
-	return (ni->dps & 7) != 0 && ni->lbaf[ni->format_index].metadata_size > 0;
-}
-
-static const struct integrity_profile *nvme_profile(unsigned guard_bits, unsigned type)
-{
-	enum integrity_guard g = guard_bits == 64 ? INTEGRITY_GUARD_CRC64
-			       : guard_bits == 32 ? INTEGRITY_GUARD_CRC32C : INTEGRITY_GUARD_CRC16;
-	return integrity_profile_find(g, type);
-}
-
-/* The whole disk, for pass-through: opened by name, then checked to be the
- * disk the target's device number belongs to. */
-static int open_disk(struct integrity_scrub *s, const struct integrity_device *dev)
-{
-	char path[PATH_MAX], num[32];
-	unsigned maj, min;
-	struct stat st;
-
-	if (!dev->partno) {
-		s->disk_fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
-		return s->disk_fd < 0 ? -errno : 0;
-	}
-	if (sysfs_read(dev->diskdir, "dev", num, sizeof(num)) <= 0 || sscanf(num, "%u:%u", &maj, &min) != 2)
-		return -ENODEV;
-	if (path_printf(path, sizeof(path), "/dev/%s", dev->disk) < 0)
-		return -ENAMETOOLONG;
-	s->disk_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (s->disk_fd < 0)
-		return -errno;
-	if (fstat(s->disk_fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(maj, min))
-		return -ENODEV;
-	return 0;
-}
-
-static int open_passthrough(struct integrity_scrub *s, const struct integrity_device *dev)
-{
-	struct scrub_passthrough_params pp = {
-		.lba_base = s->lba_base,
-		.app_tag = s->params.pi.app_tag,
-		.app_mask = s->params.pi.app_mask,
-		.host = s->method == INTEGRITY_SCRUB_HOST,
-	};
-	bool nvme = strcmp(dev->transport, "nvme") == 0;
-	int r;
-
-	if (!nvme && !(s->method == INTEGRITY_SCRUB_DEVICE && strcmp(dev->transport, "scsi") == 0))
-		return -EOPNOTSUPP;
-	r = open_disk(s, dev);
-	if (r < 0) {
-		failure(s, "cannot open the whole disk /dev/%s for pass-through: %s", dev->disk, strerror(-r));
-		return r;
-	}
-	pp.fd = s->disk_fd;
-	pp.nvme = nvme;
-	pp.lbs = s->block_size;
-	uint32_t io_blocks = s->params.io_size ? s->params.io_size / s->block_size : DEFAULT_IO_SIZE / s->block_size;
-	if (!nvme) {
-		if (scrub_scsi_verify_checks(s->disk_fd, s->block_size) == 0) {
-			failure(s, "the device's VERIFY(16) accepted data that differs from its medium: "
-				   "it checks nothing; use --method kernel");
-			return -EOPNOTSUPP;
-		}
-		pp.max_blocks = io_blocks ? io_blocks : 1;
-		return scrub_backend_passthrough_new(&s->backend, &pp);
-	}
-
-	struct integrity_nvme_info ni;
-	r = integrity_device_nvme_info(dev, &ni);
-	if (r < 0)
-		return r;
-	const struct integrity_nvme_lba_format *f = &ni.lbaf[ni.format_index];
-	pp.nsid = ni.nsid;
-	pp.ms = f->metadata_size;
-	pp.extended_lba = ni.extended_lba;
-	pp.pi_type = ni.dps & 7;
-	pp.guard_bits = f->guard_bits;
-	if (!nvme_has_pi(&ni) || pp.pi_type > 3)
-		return -EOPNOTSUPP;	/* nothing for the device to check */
-	if (f->data_size != s->block_size)
-		return -EPROTO;
-	const struct integrity_profile *prof = nvme_profile(pp.guard_bits, pp.pi_type);
-	if (!prof)
-		return -EOPNOTSUPP;
-	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(prof));
-
-	uint32_t io = s->params.io_size ? s->params.io_size : DEFAULT_IO_SIZE;
-	uint32_t max_bytes = ni.max_transfer && ni.max_transfer < io ? ni.max_transfer : io;
-	uint32_t per = pp.host ? max_bytes / (f->data_size + (ni.extended_lba ? pp.ms : 0)) : NVME_MAX_BLOCKS;
-	/* Less than a page of separate metadata per command: Debian's 6.12
-	 * corrupts user memory when a pass-through metadata buffer reaches a
-	 * whole page (seen under QEMU; 2 KiB is safe there). */
-	if (pp.host && !ni.extended_lba && per > MAX_PASSTHROUGH_METADATA / pp.ms)
-		per = MAX_PASSTHROUGH_METADATA / pp.ms;
-	pp.max_blocks = per ? (per > NVME_MAX_BLOCKS ? NVME_MAX_BLOCKS : per) : 1;
-	if (pp.host) {
-		struct integrity_pi_params p = {
-			.profile = prof,
-			.interval = f->data_size,
-			.metadata_size = pp.ms,
-			.pi_position = (ni.dps & 8) ? INTEGRITY_PI_FIRST : INTEGRITY_PI_LAST,
-			.layout = ni.extended_lba ? INTEGRITY_LAYOUT_DIF : INTEGRITY_LAYOUT_DIX,
-			.app_tag = s->params.pi.app_tag,
-			.app_mask = s->params.pi.app_mask,
-		};
-		r = integrity_pi_ctx_new(&s->pi, &p);
-		if (r < 0)
-			return r;
-		pp.pi = s->pi;
-	}
-	return scrub_backend_passthrough_new(&s->backend, &pp);
-}
-
-/* The kernel and hand-described host methods: reads through the kernel. */
-static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32_t lbs)
-{
-	const struct integrity_scrub_params *p = &s->params;
-	int r;
-
-	if (p->pi.profile) {
-		struct integrity_pi_params pi = p->pi;
-		pi.layout = p->pi_file ? INTEGRITY_LAYOUT_DIX : INTEGRITY_LAYOUT_DIF;
-		if (!pi.interval)
-			pi.interval = is_blockdev ? s->block_size : 512;
-		r = integrity_pi_ctx_new(&s->pi, &pi);
-		if (r < 0)
-			return r;
-		s->stride = integrity_pi_data_stride(s->pi);
-		s->md_size = p->pi_file ? integrity_pi_metadata_size(s->pi) : 0;
-		s->block_size = pi.interval;
-		if (s->size % s->stride)
-			return -EBADMSG;	/* not a whole number of blocks */
-		s->blocks = s->size / s->stride;
-		s->lba_base = 0;
-		s->seed = pi.seed;
-		if (p->pi_file) {
-			struct stat mst;
-			s->md_fd = open(p->pi_file, O_RDONLY | O_CLOEXEC);
-			if (s->md_fd < 0)
-				return -errno;
-			if (fstat(s->md_fd, &mst) < 0)
-				return -errno;
-			if ((uint64_t)mst.st_size != s->blocks * s->md_size)
-				return -EBADMSG;
-		}
-	} else {
-		s->stride = s->block_size;
-	}
-
-	/* O_DIRECT where every request is aligned: on a block device, blocks
-	 * that are whole logical blocks (a 520-byte DIF stride is not); in a
-	 * file, whole pages.  Set on the descriptor already open. */
-	bool aligned = is_blockdev ? s->stride % lbs == 0 : s->stride % ALIGNMENT == 0;
-	if (aligned) {
-		int fl = fcntl(s->fd, F_GETFL);
-		if (fl >= 0 && fcntl(s->fd, F_SETFL, fl | O_DIRECT) < 0 && is_blockdev)
-			return -errno;
-	}
-	uint64_t per = (p->io_size ? p->io_size : DEFAULT_IO_SIZE) / s->stride;
-	struct scrub_read_params rp = {
-		.fd = s->fd,
-		.md_fd = s->md_fd,
-		.stride = s->stride,
-		.md_size = s->md_size,
-		.pi = s->pi,
-		.lba_base = p->pi.profile ? s->seed : s->lba_base,
-		.depth = s->params.queue_depth ? s->params.queue_depth : DEFAULT_QUEUE_DEPTH,
-		.max_blocks = per ? (uint32_t)per : 1,
-		.blocks = s->blocks,
-		.engine = p->io_engine,
-	};
-	if (rp.depth > MAX_QUEUE_DEPTH)
-		rp.depth = MAX_QUEUE_DEPTH;
-	r = scrub_backend_read_new(&s->backend, &rp);
-	if (r < 0 && p->io_engine == INTEGRITY_SCRUB_IO_URING)
-		failure(s, "io_uring is not available here: %s", strerror(-r));
-	return r;
-}
-
-static int open_device_target(struct integrity_scrub *s, const struct stat *st)
-{
-	const struct integrity_scrub_params *p = &s->params;
-	struct integrity_device *dev;
-	struct integrity_kernel_state ks;
-	char devnum[32];
-
-	/* Found from the descriptor's device number, never by name again. */
-	snprintf(devnum, sizeof(devnum), "%u:%u", major(st->st_rdev), minor(st->st_rdev));
-	int r = integrity_device_new(s->ctx, devnum, &dev);
-	if (r < 0)
-		return r;
-	s->dev = dev;
-	integrity_device_kernel_state(dev, &ks);
-	s->block_size = dev->lbs ? dev->lbs : 512;
-	s->size = dev->size;
-	s->blocks = dev->size / s->block_size;
-	r = scrub_device_identity(dev, s->fd, s->identity, sizeof(s->identity));
-	if (r < 0)
-		return r;
-	if (dev->partno) {
-		uint64_t start;
-		if (sysfs_read_u64(dev->dir, "start", &start) == 0)
-			s->lba_base = start * 512 / s->block_size;
-	}
-	r = load_partitions(s, dev);
-	if (r < 0)
-		return r;
-
-	bool has_pi = strcmp(ks.format, "none") != 0 && strcmp(ks.format, "nop") != 0;
-	snprintf(s->protection, sizeof(s->protection), "%s", has_pi ? ks.format : "none");
-	if (p->pi.profile) {
-		/* PI described by hand: data and metadata read from here. */
-		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
-		if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
-			return -EOPNOTSUPP;
-		s->method = INTEGRITY_SCRUB_HOST;
-		return open_read_backend(s, true, s->block_size);
-	}
-
-	struct integrity_nvme_info ni;
-	bool nvme_pi = strcmp(dev->transport, "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
-		       nvme_has_pi(&ni);
-	s->method = p->method;
-	if (s->method == INTEGRITY_SCRUB_AUTO) {
-		/* NVMe with PI: the host method checks every tag and names the
-		 * one that failed, whatever profile the kernel registered (6.1
-		 * registers none when the PI sits last in a larger metadata
-		 * area).  When it cannot be used here, say why. */
-		if (nvme_pi) {
-			s->method = INTEGRITY_SCRUB_HOST;
-			r = open_passthrough(s, dev);
-			if (r == 0)
-				return 0;
-			note(s, "method auto: the host method is not usable (%s); using the kernel method",
-			     s->failure[0] ? s->failure : strerror(-r));
-			s->failure[0] = '\0';
-			if (s->disk_fd >= 0)
-				close(s->disk_fd);
-			s->disk_fd = -1;
-			integrity_pi_ctx_free(s->pi);
-			s->pi = NULL;
-		}
-		s->method = INTEGRITY_SCRUB_KERNEL;
-	}
-	switch (s->method) {
-	case INTEGRITY_SCRUB_KERNEL:
-		/* What really checks a plain read: md and dm ignore
-		 * read_verify, NVMe's controller checks without it. */
-		if (has_pi && ks.read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
-			return -ENOTRECOVERABLE;
-		return open_read_backend(s, true, s->block_size);
-	case INTEGRITY_SCRUB_DEVICE:
-	case INTEGRITY_SCRUB_HOST:
-		return open_passthrough(s, dev);
-	default:
-		return -EINVAL;
-	}
-}
-
-static int open_image_target(struct integrity_scrub *s, const struct stat *st)
-{
-	const struct integrity_scrub_params *p = &s->params;
-	char real[PATH_MAX];
-
-	if (!p->pi.profile)
-		return -ENOMEDIUM;	/* an image needs its protection described */
-	if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
-		return -EOPNOTSUPP;
-	s->method = INTEGRITY_SCRUB_HOST;
-	if (!realpath(p->target, real))
-		return -errno;
-	if (path_printf(s->identity, sizeof(s->identity), "file:%s", real) < 0)
-		return -ENAMETOOLONG;
-	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
-	s->size = (uint64_t)st->st_size;
-	return open_read_backend(s, false, 0);
-}
-
 /* -------------------------------------------------------------- the state */
 
 /* One scrub per target: a lock beside its checkpoint, held until freed. */
@@ -609,7 +236,7 @@ static int lock_target(struct integrity_scrub *s)
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (s->lock_fd < 0) {
 		int r = -errno;
-		failure(s, "cannot open the lock file %s: %s", path, strerror(-r));
+		scrub_fail(s, "cannot open the lock file %s: %s", path, strerror(-r));
 		return r;
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -657,7 +284,7 @@ static int save_checkpoint(struct integrity_scrub *s, const char *status)
 	fill_checkpoint(s, &cp, status);
 	int r = scrub_checkpoint_write(s->state_path, &cp);
 	if (r < 0)
-		failure(s, "cannot write the checkpoint %s: %s", s->state_path, strerror(-r));
+		scrub_fail(s, "cannot write the checkpoint %s: %s", s->state_path, strerror(-r));
 	return r;
 }
 
@@ -672,15 +299,15 @@ static int load_checkpoint(struct integrity_scrub *s)
 	if (r == -EBADMSG) {
 		if (path_printf(aside, sizeof(aside), "%s.invalid", s->state_path) == 0 &&
 		    rename(s->state_path, aside) == 0)
-			note(s, "the checkpoint %s is not valid (%s): set aside as %s; starting from the beginning",
-			     s->state_path, why, aside);
+			scrub_add_note(s, "the checkpoint %s is not valid (%s): set aside as %s; starting from the beginning",
+				       s->state_path, why, aside);
 		else
-			note(s, "the checkpoint %s is not valid (%s); starting from the beginning", s->state_path, why);
+			scrub_add_note(s, "the checkpoint %s is not valid (%s); starting from the beginning", s->state_path, why);
 		return 0;
 	}
 	if (r < 0) {
-		note(s, "cannot read the checkpoint %s (%s); starting from the beginning", s->state_path,
-		     strerror(-r));
+		scrub_add_note(s, "cannot read the checkpoint %s (%s); starting from the beginning", s->state_path,
+			       strerror(-r));
 		return 0;
 	}
 	const char *mismatch = NULL;
@@ -697,16 +324,16 @@ static int load_checkpoint(struct integrity_scrub *s)
 	else if (cp.progress.start != s->progress.start || cp.progress.end != s->progress.end)
 		mismatch = "it covers another range";
 	if (mismatch) {
-		note(s, "discarded the checkpoint in %s: %s (method %s there); starting from the beginning",
-		     s->state_path, mismatch, cp.method);
+		scrub_add_note(s, "discarded the checkpoint in %s: %s (method %s there); starting from the beginning",
+			       s->state_path, mismatch, cp.method);
 	} else if (strcmp(cp.status, "complete") != 0) {
 		s->progress = cp.progress;
 		s->errors = cp.errors;
 		memset(&cp.errors, 0, sizeof(cp.errors));
 		s->elapsed_before = cp.progress.elapsed;
 		s->started_wall = (time_t)cp.started;
-		note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
-		     s->progress.end, s->state_path);
+		scrub_add_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
+			       s->progress.end, s->state_path);
 	}
 	scrub_checkpoint_free(&cp);
 	return 0;
@@ -746,7 +373,7 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 		r = -ENOTBLK;
 		goto fail;
 	}
-	r = S_ISBLK(st.st_mode) ? open_device_target(s, &st) : open_image_target(s, &st);
+	r = S_ISBLK(st.st_mode) ? scrub_open_device_target(s, &st) : scrub_open_image_target(s, &st);
 	if (r < 0)
 		goto fail;
 
@@ -986,7 +613,7 @@ static int walk(struct integrity_scrub *s)
 			struct scrub_req *q;
 			int w = b->ops->reap(b, &q);
 			if (w < 0) {
-				failure(s, "the %s queue failed: %s", b->name, strerror(-w));
+				scrub_fail(s, "the %s queue failed: %s", b->name, strerror(-w));
 				r = r < 0 ? r : w;
 				goto out;
 			}

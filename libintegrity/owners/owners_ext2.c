@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Owners on an unmounted ext2/3/4: read with libext2fs, as debugfs's icheck
+ * and ncheck do.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <ext2fs/ext2fs.h>
+
+#include "device.h"
+#include "owners_int.h"
+
+static int ext2_errno(errcode_t e)
+{
+	return e > 0 && e < 4096 ? -(int)e : -EIO;
+}
+
+/* A block that cannot be read (the bad block itself may hold inodes) reads
+ * as zeros: a multi-block read is retried block by block first, so that
+ * only the blocks that fail are lost, not the inodes around them. */
+static errcode_t ext2_read_error(io_channel ch, unsigned long block, int count, void *data, size_t size,
+				 _unused_ int actual, _unused_ errcode_t error)
+{
+	if (count > 1) {
+		for (int i = 0; i < count; i++)
+			io_channel_read_blk64(ch, block + (unsigned long)i, 1, (char *)data + (size_t)i * ch->block_size);
+		return 0;
+	}
+	memset(data, 0, size);
+	return 0;
+}
+
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out)
+{
+	errcode_t e = ext2fs_open2(fs->device, NULL,
+				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
+					   EXT2_FLAG_SOFTSUPP_FEATURES,
+				   0, 0, unix_io_manager, out);
+	if (e)
+		return ext2_errno(e);
+	(*out)->io->read_error = ext2_read_error;
+	return 0;
+}
+
+/* The inodes whose records lie in bytes [start, end) of group g's table. */
+void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
+			      uint64_t *first, uint64_t *last)
+{
+	uint64_t isz = EXT2_INODE_SIZE(e2->super), ipg = e2->super->s_inodes_per_group;
+	uint64_t a = (start - table) / isz, b = (end - 1 - table) / isz;
+
+	if (b >= ipg)
+		b = ipg - 1;
+	*first = (uint64_t)g * ipg + a + 1;
+	*last = (uint64_t)g * ipg + b + 1;
+}
+
+/* Which fixed metadata the block is: 0 and *what set, or 1 when none. */
+int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group)
+{
+	dgrp_t g = ext2fs_group_of_blk2(e2, blk);
+	blk64_t super, old_desc, new_desc;
+	blk_t used;
+
+	*group = g;
+	if (blk < e2->super->s_first_data_block) {
+		*what = "boot block";
+		return 0;
+	}
+	if (g >= e2->group_desc_count)
+		return 1;
+	/* The group holding it and, with meta_bg, the descriptors elsewhere:
+	 * check the group's own layout. */
+	if (ext2fs_super_and_bgd_loc2(e2, g, &super, &old_desc, &new_desc, &used) == 0) {
+		if (blk == super && (super || g == 0)) {
+			*what = "superblock";
+			return 0;
+		}
+		if (old_desc && blk >= old_desc && blk < old_desc + e2->desc_blocks) {
+			*what = "group descriptors";
+			return 0;
+		}
+		if (old_desc && blk >= old_desc + e2->desc_blocks &&
+		    blk < old_desc + e2->desc_blocks + e2->super->s_reserved_gdt_blocks) {
+			*what = "reserved group descriptors";
+			return 0;
+		}
+		if (new_desc && blk == new_desc) {
+			*what = "group descriptors";
+			return 0;
+		}
+	}
+	/* With flex_bg, bitmaps and tables of other groups live here: look at all. */
+	for (dgrp_t k = 0; k < e2->group_desc_count; k++) {
+		if (blk == ext2fs_block_bitmap_loc(e2, k)) {
+			*what = "block bitmap";
+			*group = k;
+			return 0;
+		}
+		if (blk == ext2fs_inode_bitmap_loc(e2, k)) {
+			*what = "inode bitmap";
+			*group = k;
+			return 0;
+		}
+		blk64_t t = ext2fs_inode_table_loc(e2, k);
+		if (t && blk >= t && blk < t + e2->inode_blocks_per_group) {
+			*what = "inode table";
+			*group = k;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* One block wanted by the inode scan, in file-system blocks. */
+struct e2_want {
+	blk64_t blk;
+	struct want *w;			/* the part of a piece in this block */
+	ext2_ino_t ino[4];		/* owners found (icheck) */
+	e2_blkcnt_t blockcnt[4];
+	size_t nowners;
+};
+
+struct e2_scan {
+	struct e2_want *v;
+	size_t n;
+	ext2_ino_t ino;
+};
+
+static int e2_want_cmp(const void *a, const void *b)
+{
+	const struct e2_want *x = a, *y = b;
+
+	return x->blk < y->blk ? -1 : x->blk > y->blk;
+}
+
+static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
+		    _unused_ int ref_offset, void *data)
+{
+	struct e2_scan *s = data;
+	struct e2_want key = { .blk = *blocknr };
+	struct e2_want *hit = bsearch(&key, s->v, s->n, sizeof(*s->v), e2_want_cmp);
+
+	/* Several wants may share a block: the first with it, then the rest. */
+	while (hit && hit > s->v && hit[-1].blk == *blocknr)
+		hit--;
+	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++)
+		if (hit->nowners < ARRAY_SIZE(hit->ino)) {
+			hit->ino[hit->nowners] = s->ino;
+			hit->blockcnt[hit->nowners++] = blockcnt;
+		}
+	return 0;
+}
+
+/* Paths of wanted inodes, as ncheck finds them: every directory's entries. */
+struct e2_names {
+	ext2_filsys e2;
+	ext2_ino_t dir;
+	ext2_ino_t *inos;		/* sorted */
+	size_t ninos;
+	char ***paths;			/* per wanted inode: NULL-terminated */
+	size_t *npaths;
+	bool *is_dir;
+	int err;
+};
+
+static int ino_cmp(const void *a, const void *b)
+{
+	ext2_ino_t x = *(const ext2_ino_t *)a, y = *(const ext2_ino_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int e2_path_push(struct e2_names *n, size_t i, const char *path)
+{
+	char **v = reallocarray(n->paths[i], n->npaths[i] + 2, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	n->paths[i] = v;
+	v[n->npaths[i]] = strdup(path);
+	if (!v[n->npaths[i]])
+		return -ENOMEM;
+	v[++n->npaths[i]] = NULL;
+	return 0;
+}
+
+static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int blocksize, _unused_ char *buf,
+		     void *data)
+{
+	struct e2_names *n = data;
+	int len = ext2fs_dirent_name_len(d);
+	ext2_ino_t ino = d->inode;
+
+	if ((len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+		return 0;
+	ext2_ino_t *hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp);
+	if (!hit)
+		return 0;
+	char *dirpath = NULL;
+	if (ext2fs_get_pathname(n->e2, n->dir, 0, &dirpath) != 0)
+		return 0;
+	size_t dl = strlen(dirpath);
+	char *path = malloc(dl + (size_t)len + 2);
+	if (!path) {
+		ext2fs_free_mem(&dirpath);
+		n->err = -ENOMEM;
+		return DIRENT_ABORT;
+	}
+	memcpy(path, dirpath, dl);
+	if (dl == 0 || path[dl - 1] != '/')
+		path[dl++] = '/';
+	memcpy(path + dl, d->name, (size_t)len);
+	path[dl + (size_t)len] = '\0';
+	ext2fs_free_mem(&dirpath);
+	int r = e2_path_push(n, (size_t)(hit - n->inos), path);
+	free(path);
+	if (r < 0) {
+		n->err = r;
+		return DIRENT_ABORT;
+	}
+	return 0;
+}
+
+static int e2_find_names(ext2_filsys e2, struct e2_names *n)
+{
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+
+	n->paths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->paths));
+	n->npaths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->npaths));
+	n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
+	if (!n->paths || !n->npaths || !n->is_dir)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->ninos; i++) {
+		if (n->inos[i] == EXT2_ROOT_INO && e2_path_push(n, i, "/") < 0)
+			return -ENOMEM;
+	}
+	if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
+		return -EIO;
+	while (ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
+		ext2_ino_t *hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp);
+		if (hit)
+			n->is_dir[hit - n->inos] = LINUX_S_ISDIR(inode.i_mode);
+		if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
+			continue;
+		n->dir = ino;
+		ext2fs_dir_iterate(e2, ino, 0, NULL, e2_dirent, n);
+		if (n->err)
+			break;
+	}
+	ext2fs_close_inode_scan(scan);
+	return n->err;
+}
+
+static void e2_names_free(struct e2_names *n)
+{
+	for (size_t i = 0; n->paths && i < n->ninos; i++) {
+		for (size_t k = 0; k < n->npaths[i]; k++)
+			free(n->paths[i][k]);
+		free(n->paths[i]);
+	}
+	free(n->paths);
+	free(n->npaths);
+	free(n->is_dir);
+	free(n->inos);
+}
+
+static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
+{
+	if (ino == e2->super->s_journal_inum && ino)
+		return "journal";
+	switch (ino) {
+	case EXT2_BAD_INO:
+		return "bad blocks inode";
+	case EXT2_RESIZE_INO:
+		return "reserved group descriptors";
+	case EXT4_USR_QUOTA_INO:
+	case EXT4_GRP_QUOTA_INO:
+		return "quota";
+	case EXT2_EXCLUDE_INO:
+		return "snapshot exclusion bitmap";
+	case EXT2_BOOT_LOADER_INO:
+		return "boot loader inode";
+	case EXT2_UNDEL_DIR_INO:
+		return "undelete directory";
+	}
+	if (ino == e2->super->s_prj_quota_inum && ino)
+		return "quota";
+	if (ino == e2->super->s_orphan_file_inum && ino)
+		return "orphan file";
+	return NULL;
+}
+
+/* The wants that are still open, for an ext2/3/4 file system read with
+ * libext2fs (unmounted, or what a mounted one's kernel would not say).
+ * free_known: free space is already told (GETFSMAP), do not read the
+ * bitmap (it may be stale while mounted). */
+int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted)
+{
+	ext2_filsys e2;
+	int r = owners_ext2_open(fs, &e2);
+
+	if (r < 0)
+		return r;
+	uint64_t bs = e2->blocksize;
+	struct e2_scan scan = { 0 };
+	struct e2_names names = { .e2 = e2 };
+	bool bitmap = !mounted && ext2fs_read_block_bitmap(e2) == 0;
+
+	/* Fixed metadata and free space first; the rest, block by block, to the inode scan. */
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		struct want *w = &ws->v[i];
+		if (w->found)
+			continue;
+		for (uint64_t b = w->start / bs; b * bs < w->end && r == 0; b++) {
+			uint64_t s = b * bs > w->start ? b * bs : w->start;
+			uint64_t e = (b + 1) * bs < w->end ? (b + 1) * bs : w->end;
+			const char *what;
+			dgrp_t g;
+			if (owners_ext2_fixed_metadata(e2, b, &what, &g) == 0) {
+				struct integrity_owner ow = { .kind = INTEGRITY_OWNER_METADATA, .fs = &fs->pub,
+							      .metadata = what };
+				owners_span(&ow, w->piece, s, e);
+				if (strcmp(what, "inode table") == 0)
+					owners_ext2_table_inodes(e2, g, ext2fs_inode_table_loc(e2, g) * bs, s, e,
+								 &ow.first_inode, &ow.last_inode);
+				r = owners_add(o, w->piece->range, &ow);
+				continue;
+			}
+			if (bitmap && b < ext2fs_blocks_count(e2->super) &&
+			    !ext2fs_test_block_bitmap2(e2->block_map, b)) {
+				r = owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_FREE, NULL, NULL);
+				continue;
+			}
+			void *v = reallocarray(scan.v, scan.n + 1, sizeof(*scan.v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			scan.v = v;
+			/* A part of the want in this block: a copy that remembers its bytes. */
+			struct want *part = malloc(sizeof(*part));
+			if (!part) {
+				r = -ENOMEM;
+				break;
+			}
+			*part = *w;
+			part->start = s;
+			part->end = e;
+			scan.v[scan.n++] = (struct e2_want){ .blk = b, .w = part };
+		}
+		w->found = true;
+	}
+	if (r == 0 && scan.n) {
+		qsort(scan.v, scan.n, sizeof(*scan.v), e2_want_cmp);
+		ext2_inode_scan is;
+		struct ext2_inode inode;
+		ext2_ino_t ino;
+		if (ext2fs_open_inode_scan(e2, 0, &is) != 0) {
+			r = -EIO;
+		} else {
+			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
+				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))
+					continue;
+				if (inode.i_dtime && ino >= EXT2_FIRST_INO(e2->super))
+					continue;
+				scan.ino = ino;
+				blk64_t acl = ext2fs_file_acl_block(e2, &inode);
+				if (acl) {
+					blk64_t a = acl;
+					e2_block(e2, &a, -5, 0, 0, &scan);
+				}
+				if (ext2fs_inode_has_valid_blocks2(e2, &inode))
+					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
+			}
+			ext2fs_close_inode_scan(is);
+		}
+	}
+	/* The owners' names. */
+	if (r == 0 && scan.n) {
+		names.inos = calloc(scan.n * ARRAY_SIZE(scan.v[0].ino), sizeof(*names.inos));
+		if (!names.inos)
+			r = -ENOMEM;
+		for (size_t i = 0; r == 0 && i < scan.n; i++)
+			for (size_t k = 0; k < scan.v[i].nowners; k++)
+				if (scan.v[i].ino[k] >= EXT2_FIRST_INO(e2->super) || scan.v[i].ino[k] == EXT2_ROOT_INO)
+					names.inos[names.ninos++] = scan.v[i].ino[k];
+		if (r == 0) {
+			qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
+			size_t u = 0;
+			for (size_t i = 0; i < names.ninos; i++)
+				if (!u || names.inos[u - 1] != names.inos[i])
+					names.inos[u++] = names.inos[i];
+			names.ninos = u;
+			r = e2_find_names(e2, &names);
+		}
+	}
+	for (size_t i = 0; r == 0 && i < scan.n; i++) {
+		struct e2_want *ew = &scan.v[i];
+		const struct piece *p = ew->w->piece;
+		if (!ew->nowners) {
+			r = owners_add_simple(o, fs, p, ew->w->start, ew->w->end, INTEGRITY_OWNER_UNKNOWN, NULL,
+					      mounted ? "in use, but no inode on the device refers to it "
+							"(changed since it was last written back?)"
+						      : "in use, but no inode refers to it (fsck would say more)");
+			continue;
+		}
+		for (size_t k = 0; k < ew->nowners && r == 0; k++) {
+			ext2_ino_t ino = ew->ino[k];
+			struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &fs->pub, .inode = ino };
+			owners_span(&ow, p, ew->w->start, ew->w->end);
+			const char *reserved = ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO
+						       ? e2_reserved_inode(e2, ino) : NULL;
+			if (ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO) {
+				ow.kind = INTEGRITY_OWNER_METADATA;
+				ow.metadata = reserved ? reserved : "reserved inode";
+				ow.inode = 0;
+				r = owners_add(o, p->range, &ow);
+				continue;
+			}
+			if (ew->blockcnt[k] == -5) {
+				ow.kind = INTEGRITY_OWNER_METADATA;
+				ow.metadata = "extended attributes";
+			} else if (ew->blockcnt[k] < 0) {
+				ow.kind = INTEGRITY_OWNER_METADATA;
+				ow.metadata = ext2fs_has_feature_extents(e2->super) ? "extent tree" : "indirect block";
+			} else {
+				ow.offset = (uint64_t)ew->blockcnt[k] * bs + (ew->w->start % bs);
+				ow.length = ow.device_length;
+			}
+			ext2_ino_t *hit = bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp);
+			size_t ni = hit ? (size_t)(hit - names.inos) : 0;
+			if (hit && names.is_dir[ni])
+				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
+			if (!hit || !names.npaths[ni]) {
+				ow.note = "no path: not linked in any directory";
+				r = owners_add(o, p->range, &ow);
+				continue;
+			}
+			for (size_t k2 = 0; k2 < names.npaths[ni] && r == 0; k2++) {
+				ow.path = names.paths[ni][k2];
+				r = owners_add(o, p->range, &ow);
+			}
+		}
+	}
+	for (size_t i = 0; i < scan.n; i++)
+		free(scan.v[i].w);
+	free(scan.v);
+	e2_names_free(&names);
+	ext2fs_close_free(&e2);
+	return r;
+}

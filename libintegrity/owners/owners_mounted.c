@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Owners on a mounted file system: FS_IOC_GETFSMAP first, then one walk
+ * of the tree with FIEMAP on each file.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/fsmap.h>
+#include <search.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <ext2fs/ext2fs.h>
+
+#include "device.h"
+#include "owners_int.h"
+
+static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
+{
+	bool xfs = strcmp(fs->type, "xfs") == 0;
+
+	switch (owner) {
+	case FMR_OWNER('X', 1): return xfs ? "superblock and allocation group headers" : "superblock";
+	case FMR_OWNER('X', 2): return xfs ? "log" : "journal";
+	case FMR_OWNER('X', 3): return "allocation group btrees";
+	case FMR_OWNER('X', 4): return "inode btree";
+	case FMR_OWNER('X', 5): return "inode table";
+	case FMR_OWNER('X', 6): return "refcount btree";
+	case FMR_OWNER('X', 7): return "copy-on-write staging";
+	case FMR_OWNER('X', 8): return "bad blocks";
+	case FMR_OWNER('f', 1): return "group descriptors";
+	case FMR_OWNER('f', 2): return "reserved group descriptors";
+	case FMR_OWNER('f', 3): return "block bitmap";
+	case FMR_OWNER('f', 4): return "inode bitmap";
+	}
+	return "metadata";
+}
+
+#define FSMAP_OWN_FREE FMR_OWNER(0, 1)
+#define FSMAP_OWN_UNKNOWN FMR_OWNER(0, 2)
+#define FSMAP_OWN_INODES FMR_OWNER('X', 5)
+
+/* XFS geometry from its superblock, for inode numbers of inode chunks. */
+struct xfs_geo {
+	uint32_t blocksize, agblocks;
+	uint8_t inopblog, agblklog;
+	bool ok;
+};
+
+static void xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
+{
+	uint8_t sb[512];
+	_cleanup_close_ int fd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	memset(g, 0, sizeof(*g));
+	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
+		return;
+	g->blocksize = get_be32(sb + 4);
+	g->agblocks = get_be32(sb + 84);
+	g->inopblog = sb[123];
+	g->agblklog = sb[124];
+	g->ok = g->blocksize && g->agblocks && g->agblklog < 32 && g->inopblog < 16;
+}
+
+static uint64_t xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
+{
+	uint64_t bno = byte / g->blocksize, agno = bno / g->agblocks, agbno = bno % g->agblocks;
+	uint64_t in_block = (byte % g->blocksize) >> (__builtin_ctz(g->blocksize) - g->inopblog);
+
+	return agno << (g->agblklog + g->inopblog) | agbno << g->inopblog | in_block;
+}
+
+struct fsmap_ctx {
+	struct integrity_owners *o;
+	struct fs_entry *fs;
+	struct want_set *ws;		/* parts left for the walk, or for libext2fs */
+	struct xfs_geo xfs;
+	ext2_filsys e2;			/* ext4 geometry for inode-table ranges, or NULL */
+};
+
+/* One GETFSMAP record against one piece. */
+static int fsmap_record(struct fsmap_ctx *c, const struct piece *p, const struct fsmap *m)
+{
+	uint64_t s = m->fmr_physical > p->fs_off ? m->fmr_physical : p->fs_off;
+	uint64_t e = m->fmr_physical + m->fmr_length;
+
+	if (e > p->fs_off + p->len)
+		e = p->fs_off + p->len;
+	if (s >= e)
+		return 0;
+	if (m->fmr_owner == FSMAP_OWN_FREE && (m->fmr_flags & FMR_OF_SPECIAL_OWNER))
+		return owners_add_simple(c->o, c->fs, p, s, e, INTEGRITY_OWNER_FREE, NULL, NULL);
+	if (m->fmr_owner == FSMAP_OWN_UNKNOWN || !(m->fmr_flags & FMR_OF_SPECIAL_OWNER)) {
+		struct want w = { .start = s, .end = e, .piece = p };
+		if (!(m->fmr_flags & FMR_OF_SPECIAL_OWNER)) {
+			w.inode = m->fmr_owner;
+			w.file_offset = m->fmr_offset + (s - m->fmr_physical);
+			w.flags = m->fmr_flags;
+		}
+		return owners_want_add(c->ws, &w);
+	}
+	struct integrity_owner ow = { .kind = INTEGRITY_OWNER_METADATA, .fs = &c->fs->pub,
+				      .metadata = fsmap_owner_name(c->fs, m->fmr_owner) };
+	owners_span(&ow, p, s, e);
+	if (m->fmr_owner == FSMAP_OWN_INODES) {
+		if (c->xfs.ok) {
+			ow.first_inode = xfs_ino_at(&c->xfs, s);
+			ow.last_inode = xfs_ino_at(&c->xfs, e - 1);
+		} else if (c->e2) {
+			uint64_t bs = c->e2->blocksize;
+			const char *what;
+			dgrp_t g;
+			if (owners_ext2_fixed_metadata(c->e2, s / bs, &what, &g) == 0 && strcmp(what, "inode table") == 0) {
+				uint64_t table = ext2fs_inode_table_loc(c->e2, g) * bs;
+				uint64_t end = (ext2fs_inode_table_loc(c->e2, g) + c->e2->inode_blocks_per_group) * bs;
+				owners_ext2_table_inodes(c->e2, g, table, s, e < end ? e : end, &ow.first_inode,
+							 &ow.last_inode);
+			}
+		}
+	}
+	return owners_add(c->o, p->range, &ow);
+}
+
+/* GETFSMAP over each piece: -EOPNOTSUPP when the file system has none. */
+static int fsmap_pieces(struct fsmap_ctx *c, int rootfd, const struct piece *pieces, size_t npieces)
+{
+	enum { N = 128 };
+	struct fsmap_head *h = calloc(1, sizeof(*h) + N * sizeof(struct fsmap));
+	int r = 0;
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < npieces && r == 0; i++) {
+		const struct piece *p = &pieces[i];
+		memset(h, 0, sizeof(*h));
+		h->fmh_count = N;
+		h->fmh_keys[0].fmr_device = (uint32_t)c->fs->devnum;
+		h->fmh_keys[0].fmr_physical = p->fs_off;
+		h->fmh_keys[1].fmr_device = (uint32_t)c->fs->devnum;
+		h->fmh_keys[1].fmr_physical = p->fs_off + p->len - 1;
+		h->fmh_keys[1].fmr_owner = UINT64_MAX;
+		h->fmh_keys[1].fmr_offset = UINT64_MAX;
+		h->fmh_keys[1].fmr_flags = UINT32_MAX;
+		uint64_t covered = p->fs_off;
+		for (;;) {
+			if (ioctl(rootfd, FS_IOC_GETFSMAP, h) < 0) {
+				r = errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+				break;
+			}
+			if (!h->fmh_entries)
+				break;
+			for (unsigned k = 0; k < h->fmh_entries && r == 0; k++) {
+				const struct fsmap *m = &h->fmh_recs[k];
+				r = fsmap_record(c, p, m);
+				if (m->fmr_physical + m->fmr_length > covered)
+					covered = m->fmr_physical + m->fmr_length;
+			}
+			if (r < 0 || (h->fmh_recs[h->fmh_entries - 1].fmr_flags & FMR_OF_LAST))
+				break;
+			h->fmh_keys[0] = h->fmh_recs[h->fmh_entries - 1];
+		}
+		/* Past the records (the end of a device): unknown. */
+		if (r == 0 && covered < p->fs_off + p->len)
+			r = owners_want_add(c->ws, &(struct want){ .start = covered, .end = p->fs_off + p->len, .piece = p });
+	}
+	free(h);
+	return r;
+}
+
+/* ------------------------------------------------------------------ mounted: one walk of the tree */
+
+struct seen_inode {
+	uint64_t ino;
+	size_t first_hit, nhits;	/* in walk->hits */
+	bool is_dir;
+};
+
+struct hit {
+	struct want *w;
+	uint64_t s, e, file_offset;
+	unsigned flags;
+};
+
+struct walk {
+	struct integrity_owners *o;
+	struct fs_entry *fs;
+	struct want_set *ws;
+	bool fiemap;			/* map every file's extents */
+	uint64_t *inodes;		/* wanted by rmap: their paths, sorted */
+	size_t ninodes;
+	char ***inode_paths;		/* per wanted inode */
+	size_t *inode_npaths;
+	bool *inode_dir;
+	/* Hard links: the hits of an inode already mapped, for its other paths. */
+	struct seen_inode *seen;
+	size_t nseen, capseen;
+	struct hit *hits;
+	size_t nhits, caphits;
+	struct fiemap *fm;
+	unsigned unreadable;
+	uint64_t mnt_id;		/* the mount walked (statx), 0 when unknown */
+	int err;
+};
+
+enum { FIEMAP_N = 256 };
+
+static int add_file_owner(struct walk *wk, const char *path, uint64_t ino, bool is_dir, const struct hit *h)
+{
+	struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &wk->fs->pub, .path = path,
+				      .inode = ino, .offset = h->file_offset };
+
+	owners_span(&ow, h->w->piece, h->s, h->e);
+	ow.length = ow.device_length;
+	if (h->flags & FIEMAP_EXTENT_SHARED)
+		ow.flags |= INTEGRITY_OWNER_SHARED;
+	if (h->flags & FIEMAP_EXTENT_UNWRITTEN)
+		ow.flags |= INTEGRITY_OWNER_UNWRITTEN;
+	if (is_dir)
+		ow.flags |= INTEGRITY_OWNER_DIRECTORY;
+	h->w->found = true;
+	return owners_add(wk->o, h->w->piece->range, &ow);
+}
+
+static int hit_push(struct walk *wk, const struct hit *h)
+{
+	if (wk->nhits == wk->caphits) {
+		size_t cap = wk->caphits ? wk->caphits * 2 : 64;
+		void *v = reallocarray(wk->hits, cap, sizeof(*wk->hits));
+		if (!v)
+			return -ENOMEM;
+		wk->hits = v;
+		wk->caphits = cap;
+	}
+	wk->hits[wk->nhits++] = *h;
+	return 0;
+}
+
+/* FIEMAP of one open file: the wanted bytes in its extents. */
+static int map_file(struct walk *wk, int fd, size_t *nfound)
+{
+	struct fiemap *fm = wk->fm;
+	uint64_t start = 0;
+
+	*nfound = 0;
+	for (;;) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = FIEMAP_N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
+			return 0;	/* not mappable (a directory on some file systems) */
+		if (!fm->fm_mapped_extents)
+			return 0;
+		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *x = &fm->fm_extents[i];
+			if (!(x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))) {
+				uint64_t a = x->fe_physical, b = x->fe_physical + x->fe_length;
+				for (size_t k = owners_want_first(wk->ws, a); k < wk->ws->n && wk->ws->v[k].start < b; k++) {
+					struct want *w = &wk->ws->v[k];
+					uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+					if (s >= e || w->inode)
+						continue;
+					struct hit h = { .w = w, .s = s, .e = e,
+							 .file_offset = x->fe_logical + (s - a), .flags = x->fe_flags };
+					int r = hit_push(wk, &h);
+					if (r < 0)
+						return r;
+					(*nfound)++;
+				}
+			}
+			if (x->fe_flags & FIEMAP_EXTENT_LAST)
+				return 0;
+		}
+		const struct fiemap_extent *last = &fm->fm_extents[fm->fm_mapped_extents - 1];
+		start = last->fe_logical + last->fe_length;
+	}
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const struct seen_inode *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A file of the tree: its path recorded when rmap wanted its inode, its
+ * extents mapped (once per inode) when the walk maps files. */
+static int visit(struct walk *wk, int dirfd, const char *name, const char *path, const struct stat *st)
+{
+	bool is_dir = S_ISDIR(st->st_mode);
+	uint64_t *want = wk->ninodes ? bsearch(&(uint64_t){ st->st_ino }, wk->inodes, wk->ninodes,
+						sizeof(uint64_t), u64_cmp) : NULL;
+	int r;
+
+	if (want) {
+		size_t i = (size_t)(want - wk->inodes);
+		char **v = reallocarray(wk->inode_paths[i], wk->inode_npaths[i] + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		wk->inode_paths[i] = v;
+		if (!(v[wk->inode_npaths[i]] = strdup(path)))
+			return -ENOMEM;
+		wk->inode_npaths[i]++;
+		wk->inode_dir[i] = is_dir;
+	}
+	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir))
+		return 0;
+	/* A hard link seen before: its hits again, under this path. */
+	struct seen_inode key = { .ino = st->st_ino };
+	struct seen_inode *seen = st->st_nlink > 1 && !is_dir
+					  ? bsearch(&key, wk->seen, wk->nseen, sizeof(key), seen_cmp) : NULL;
+	if (seen) {
+		for (size_t i = 0; i < seen->nhits; i++) {
+			struct hit h = wk->hits[seen->first_hit + i];
+			if ((r = add_file_owner(wk, path, st->st_ino, false, &h)) < 0)
+				return r;
+		}
+		return 0;
+	}
+	int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0);
+	int fd = openat(dirfd, name, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, flags);
+	if (fd < 0)
+		return 0;
+	struct stat st2;
+	size_t first = wk->nhits, nfound = 0;
+	/* The same file as listed, not one put there since. */
+	if (fstat(fd, &st2) == 0 && st2.st_ino == st->st_ino && st2.st_dev == st->st_dev)
+		r = map_file(wk, fd, &nfound);
+	else
+		r = 0;
+	close(fd);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nfound; i++)
+		if ((r = add_file_owner(wk, path, st->st_ino, is_dir, &wk->hits[first + i])) < 0)
+			return r;
+	if (st->st_nlink > 1 && !is_dir) {
+		if (wk->nseen == wk->capseen) {
+			size_t cap = wk->capseen ? wk->capseen * 2 : 64;
+			void *v = reallocarray(wk->seen, cap, sizeof(*wk->seen));
+			if (!v)
+				return -ENOMEM;
+			wk->seen = v;
+			wk->capseen = cap;
+		}
+		/* Kept sorted for bsearch: insertion (hard-linked files are few). */
+		size_t at = wk->nseen;
+		while (at > 0 && wk->seen[at - 1].ino > st->st_ino)
+			at--;
+		memmove(wk->seen + at + 1, wk->seen + at, (wk->nseen - at) * sizeof(*wk->seen));
+		wk->seen[at] = (struct seen_inode){ st->st_ino, first, nfound, false };
+		wk->nseen++;
+	}
+	return 0;
+}
+
+/* An entry of the file system being walked, not followed if a symlink:
+ * -EXDEV for anything on another file system or another mount (a bind
+ * mount of this one included: its files would be listed twice). */
+static int walk_stat(struct walk *wk, int dirfd, const char *name, struct stat *st)
+{
+	struct statx sx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+		  STATX_TYPE | STATX_MODE | STATX_INO | STATX_NLINK | STATX_MNT_ID, &sx) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	if (st->st_dev != wk->fs->devnum)
+		return -EXDEV;
+	if (wk->mnt_id && (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id != wk->mnt_id)
+		return -EXDEV;
+	return 0;
+}
+
+/* Depth-first, each directory by descriptor: nothing outside the file
+ * system (st_dev) and no symlink is ever followed. */
+static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigned depth)
+{
+	if (depth > 4096)
+		return 0;
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		wk->unreadable++;
+		return 0;
+	}
+	struct dirent *de;
+	int r = 0;
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		size_t nl = strlen(de->d_name);
+		if (plen + 1 + nl >= PATH_MAX * 4)
+			continue;
+		struct stat st;
+		if (walk_stat(wk, dirfd, de->d_name, &st) < 0)
+			continue;
+		path[plen] = '/';
+		memcpy(path + plen + 1, de->d_name, nl + 1);
+		r = visit(wk, dirfd, de->d_name, path, &st);
+		if (r == 0 && S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st2;
+			if (sub < 0) {
+				wk->unreadable++;
+			} else if (fstat(sub, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
+				close(sub);
+			} else {
+				r = walk_dir(wk, sub, path, plen + 1 + nl, depth + 1);
+			}
+		}
+		path[plen] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+static int walk_tree(struct walk *wk, int rootfd)
+{
+	size_t mlen = strlen(wk->fs->mountpoint);
+	char *path = malloc(PATH_MAX * 4 + 1);
+	struct stat st;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
+	if (!wk->fm || mlen >= PATH_MAX) {
+		free(path);
+		return -ENOMEM;
+	}
+	/* The root's own blocks, under the mount point's name. */
+	memcpy(path, wk->fs->mountpoint, mlen + 1);
+	if (mlen == 1)
+		mlen = 0;	/* "/": children are "/name" */
+	struct statx sx;
+	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+		wk->mnt_id = sx.stx_mnt_id;
+	r = fstat(rootfd, &st) < 0 ? -errno : visit(wk, rootfd, ".", wk->fs->mountpoint, &st);
+	int dfd = r == 0 ? openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (r == 0 && dfd >= 0) {
+		path[mlen] = '\0';
+		r = walk_dir(wk, dfd, path, mlen, 0);
+	}
+	free(path);
+	return r;
+}
+
+static void walk_free(struct walk *wk)
+{
+	for (size_t i = 0; i < wk->ninodes; i++) {
+		for (size_t k = 0; wk->inode_paths && k < wk->inode_npaths[i]; k++)
+			free(wk->inode_paths[i][k]);
+		if (wk->inode_paths)
+			free(wk->inode_paths[i]);
+	}
+	free(wk->inode_paths);
+	free(wk->inode_npaths);
+	free(wk->inode_dir);
+	free(wk->inodes);
+	free(wk->seen);
+	free(wk->hits);
+	free(wk->fm);
+}
+
+/* Owners of the wants that rmap named by inode, now that paths are known. */
+static int rmap_owners(struct walk *wk)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < wk->ws->n && r == 0; i++) {
+		struct want *w = &wk->ws->v[i];
+		if (!w->inode)
+			continue;
+		uint64_t *hit = bsearch(&w->inode, wk->inodes, wk->ninodes, sizeof(uint64_t), u64_cmp);
+		size_t k = hit ? (size_t)(hit - wk->inodes) : 0;
+		struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &wk->fs->pub, .inode = w->inode,
+					      .offset = w->file_offset };
+		owners_span(&ow, w->piece, w->start, w->end);
+		ow.length = ow.device_length;
+		if (w->flags & FMR_OF_ATTR_FORK) {
+			ow.kind = INTEGRITY_OWNER_METADATA;
+			ow.metadata = "extended attributes";
+			ow.offset = ow.length = 0;
+		} else if (w->flags & FMR_OF_EXTENT_MAP) {
+			ow.kind = INTEGRITY_OWNER_METADATA;
+			ow.metadata = "extent tree";
+			ow.offset = ow.length = 0;
+		}
+		if (w->flags & FMR_OF_SHARED)
+			ow.flags |= INTEGRITY_OWNER_SHARED;
+		if (w->flags & FMR_OF_PREALLOC)
+			ow.flags |= INTEGRITY_OWNER_UNWRITTEN;
+		if (hit && wk->inode_dir[k])
+			ow.flags |= INTEGRITY_OWNER_DIRECTORY;
+		w->found = true;
+		if (!hit || !wk->inode_npaths[k]) {
+			ow.note = "no path in the mounted tree (deleted while open, or outside a bind mount)";
+			r = owners_add(wk->o, w->piece->range, &ow);
+			continue;
+		}
+		for (size_t n = 0; n < wk->inode_npaths[k] && r == 0; n++) {
+			ow.path = wk->inode_paths[k][n];
+			r = owners_add(wk->o, w->piece->range, &ow);
+		}
+	}
+	return r;
+}
+
+int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
+			   size_t npieces)
+{
+	struct want_set ws = { 0 };
+	struct fsmap_ctx c = { .o = o, .fs = fs, .ws = &ws };
+	bool ext = !strncmp(fs->type, "ext", 3);
+	int r;
+
+	_cleanup_close_ int rootfd = open(fs->mountpoint, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (rootfd < 0 || fstat(rootfd, &st) < 0 || st.st_dev != fs->devnum) {
+		/* Covered by another mount: nothing to walk here. */
+		for (size_t i = 0; i < npieces; i++)
+			if ((r = owners_add_simple(o, fs, &pieces[i], pieces[i].fs_off, pieces[i].fs_off + pieces[i].len,
+						   INTEGRITY_OWNER_UNKNOWN, NULL,
+						   "its mount point is hidden by another mount")) < 0)
+				return r;
+		return 0;
+	}
+	if (!strcmp(fs->type, "xfs"))
+		xfs_geometry(fs, &c.xfs);
+	if (ext && owners_ext2_open(fs, &c.e2) < 0)
+		c.e2 = NULL;
+	r = fsmap_pieces(&c, rootfd, pieces, npieces);
+	bool have_fsmap = r == 0;
+	if (r == -EOPNOTSUPP) {
+		/* No GETFSMAP: everything to the walk. */
+		ws.n = 0;
+		r = 0;
+		for (size_t i = 0; i < npieces && r == 0; i++)
+			r = owners_want_add(&ws, &(struct want){ .start = pieces[i].fs_off,
+								 .end = pieces[i].fs_off + pieces[i].len,
+								 .piece = &pieces[i] });
+	}
+	if (c.e2)
+		ext2fs_close_free(&c.e2);
+	if (r == 0)
+		r = owners_want_index(&ws);
+	struct walk wk = { .o = o, .fs = fs, .ws = &ws };
+	for (size_t i = 0; r == 0 && i < ws.n; i++)
+		if (ws.v[i].inode)
+			wk.ninodes++;
+		else
+			wk.fiemap = true;
+	if (r == 0 && wk.ninodes) {
+		wk.inodes = calloc(wk.ninodes, sizeof(*wk.inodes));
+		wk.inode_paths = calloc(wk.ninodes, sizeof(*wk.inode_paths));
+		wk.inode_npaths = calloc(wk.ninodes, sizeof(*wk.inode_npaths));
+		wk.inode_dir = calloc(wk.ninodes, sizeof(*wk.inode_dir));
+		if (!wk.inodes || !wk.inode_paths || !wk.inode_npaths || !wk.inode_dir)
+			r = -ENOMEM;
+		size_t n = 0;
+		for (size_t i = 0; r == 0 && i < ws.n; i++)
+			if (ws.v[i].inode)
+				wk.inodes[n++] = ws.v[i].inode;
+		if (r == 0) {
+			qsort(wk.inodes, n, sizeof(*wk.inodes), u64_cmp);
+			size_t u = 0;
+			for (size_t i = 0; i < n; i++)
+				if (!u || wk.inodes[u - 1] != wk.inodes[i])
+					wk.inodes[u++] = wk.inodes[i];
+			wk.ninodes = u;
+		}
+	}
+	if (r == 0 && (wk.fiemap || wk.ninodes))
+		r = walk_tree(&wk, rootfd);
+	if (r == 0)
+		r = rmap_owners(&wk);
+	/* What neither GETFSMAP nor a file's extents explain: ext2/3/4 asks
+	 * the device's inodes (extent tree and attribute blocks). */
+	bool left = false;
+	for (size_t i = 0; i < ws.n; i++)
+		left |= !ws.v[i].found;
+	if (r == 0 && left && ext && have_fsmap) {
+		int e = owners_ext2_resolve(o, fs, &ws, true);
+		if (e == 0)
+			left = false;
+		else if (e == -ENOMEM)
+			r = e;
+	}
+	for (size_t i = 0; r == 0 && left && i < ws.n; i++) {
+		const struct want *w = &ws.v[i];
+		char note[160];
+		if (w->found)
+			continue;
+		if (have_fsmap)
+			snprintf(note, sizeof(note), "in use, but in no file's data");
+		else
+			snprintf(note, sizeof(note), "in no file's data: free space or metadata (%s cannot say which)",
+				 fs->type);
+		if (wk.unreadable)
+			snprintf(note + strlen(note), sizeof(note) - strlen(note),
+				 "; %u directories could not be read", wk.unreadable);
+		r = owners_add_simple(o, fs, w->piece, w->start, w->end, INTEGRITY_OWNER_UNKNOWN, NULL, note);
+	}
+	walk_free(&wk);
+	owners_want_free(&ws);
+	return r;
+}

@@ -16,7 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
-#include "stack.h"
+#include "stackname.h"
 
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
@@ -206,7 +206,7 @@ static int device_by_name(struct integrity_context *ctx, const char *name,
 	if (find_partition_disk(ctx, name, disk, sizeof(disk)) == 0)
 		return device_load(ctx, disk, name, NULL, devp);
 	/* A device-mapper name, as in /dev/mapper. */
-	if (stack_find_dm_name(ctx, name, disk, sizeof(disk)) == 0)
+	if (stack_find_dm_name(ctx->root, name, disk, sizeof(disk)) == 0)
 		return device_load(ctx, NULL, disk, NULL, devp);
 	return -ENODEV;
 }
@@ -226,7 +226,7 @@ static int device_by_other_name(struct integrity_context *ctx, const char *spec,
 			return device_by_name(ctx, spec, devp);
 	}
 	if (spec[0] != '/' && stack_lvm_dm_name(spec, dm, sizeof(dm)) == 0 &&
-	    stack_find_dm_name(ctx, dm, dm, sizeof(dm)) == 0)
+	    stack_find_dm_name(ctx->root, dm, dm, sizeof(dm)) == 0)
 		return device_load(ctx, NULL, dm, NULL, devp);
 	return -ENODEV;
 }

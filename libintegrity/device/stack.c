@@ -15,8 +15,9 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "devt.h"
-#include "stack.h"
+#include "device.h"
+#include "stackname.h"
+#include "util/strv.h"
 
 struct integrity_stack {
 	struct integrity_context *ctx;
@@ -220,40 +221,7 @@ static const char *dm_type_from_uuid(const char *uuid)
 	return NULL;
 }
 
-/* md's UUID as udev names it (mdadm's MD_UUID): four groups of eight hex
- * digits joined by ':', from the kernel's 8-4-4-4-12 form. */
-static int md_udev_uuid(const char *uuid, char *out, size_t len)
-{
-	char hex[33];
-	size_t n = 0;
-
-	for (const char *p = uuid; *p && n < 32; p++)
-		if (*p != '-')
-			hex[n++] = *p;
-	hex[n] = '\0';
-	if (n != 32)
-		return -EINVAL;
-	return path_printf(out, len, "%.8s:%.8s:%.8s:%.8s", hex, hex + 8, hex + 16, hex + 24);
-}
-
 static int load_table(struct integrity_stack *s);
-
-int stack_stable_name(const char *dir, char *out, size_t len)
-{
-	char sub[PATH_MAX], value[200], u[40];
-
-	if (path_printf(sub, sizeof(sub), "%s/dm", dir) < 0)
-		return -ENAMETOOLONG;
-	if (sysfs_read(sub, "uuid", value, sizeof(value)) > 0)
-		return path_printf(out, len, "dm-uuid-%s", value);
-	if (sysfs_read(sub, "name", value, sizeof(value)) > 0)
-		return path_printf(out, len, "dm-name-%s", value);
-	if (path_printf(sub, sizeof(sub), "%s/md", dir) < 0)
-		return -ENAMETOOLONG;
-	if (sysfs_read(sub, "uuid", value, sizeof(value)) > 0 && md_udev_uuid(value, u, sizeof(u)) == 0)
-		return path_printf(out, len, "md-uuid-%s", u);
-	return -ENOENT;
-}
 
 INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 					 struct integrity_stack **stackp)
@@ -548,51 +516,6 @@ INTEGRITY_EXPORT const struct integrity_md_member *integrity_stack_md_member(con
 									    size_t i)
 {
 	return i < s->nmembers ? &s->members[i] : NULL;
-}
-
-int stack_find_dm_name(struct integrity_context *ctx, const char *dm_name, char *out, size_t len)
-{
-	char path[PATH_MAX], dir[PATH_MAX], name[256];
-	struct dirent *de;
-	int r = -ENODEV;
-
-	if (path_printf(path, sizeof(path), "%s/block", ctx->root) < 0)
-		return -ENAMETOOLONG;
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "dm-", 3) != 0 ||
-		    path_printf(dir, sizeof(dir), "%s/%s/dm", path, de->d_name) < 0 ||
-		    sysfs_read(dir, "name", name, sizeof(name)) <= 0 || strcmp(name, dm_name) != 0)
-			continue;
-		r = path_printf(out, len, "%s", de->d_name);
-		break;
-	}
-	closedir(d);
-	return r;
-}
-
-int stack_lvm_dm_name(const char *vg_lv, char *out, size_t len)
-{
-	const char *slash = strchr(vg_lv, '/');
-	size_t n = 0;
-
-	if (!slash || slash == vg_lv || !slash[1] || strchr(slash + 1, '/'))
-		return -EINVAL;
-	for (const char *p = vg_lv; *p; p++) {
-		const char *add = *p == '/' ? "-" : *p == '-' ? "--" : NULL;
-		char one[2] = { *p, 0 };
-		if (!add)
-			add = one;
-		size_t l = strlen(add);
-		if (n + l >= len)
-			return -ENAMETOOLONG;
-		memcpy(out + n, add, l);
-		n += l;
-	}
-	out[n] = '\0';
-	return 0;
 }
 
 INTEGRITY_EXPORT const char *integrity_read_check_name(enum integrity_read_check check)

@@ -492,6 +492,7 @@ int cmd_scrub(int argc, const char **argv)
 	struct integrity_scrub_params params = { 0 };
 	struct integrity_scrub_budget *budget = NULL;
 	char **nodes = NULL;
+	size_t ntargets = 0;
 	uint64_t rate = 0;
 	unsigned jobs = 0;
 	poptContext pc;
@@ -566,7 +567,6 @@ int cmd_scrub(int argc, const char **argv)
 		}
 		jobs = (unsigned)v;
 	}
-	size_t ntargets = 0;
 	while (args && args[ntargets])
 		ntargets++;
 	if (pi_opts.pi_file && ntargets > 1) {

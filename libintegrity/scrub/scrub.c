@@ -21,7 +21,6 @@
 
 #include "device.h"
 #include "scrub.h"
-#include "scrub_int.h"
 
 /* Under --rate, a request is at most this fraction of a second's budget,
  * so that one request cannot overrun it. */

@@ -14,7 +14,6 @@
 
 #include "device.h"
 #include "scrub.h"
-#include "scrub_int.h"
 
 /* Partitions of the disk, in blocks of the device, for reports. */
 static int load_partitions(struct integrity_scrub *s, const struct integrity_device *dev)

@@ -129,7 +129,8 @@ INTEGRITY_EXPORT size_t integrity_owners_damaged_files(const struct integrity_ow
 			if (w->kind == INTEGRITY_OWNER_FILE)
 				keys[n++] = (struct file_key){ w->fs, w->inode ? w->inode : (uintptr_t)w };
 		}
-	qsort(keys, n, sizeof(*keys), file_key_cmp);
+	if (n)
+		qsort(keys, n, sizeof(*keys), file_key_cmp);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || file_key_cmp(&keys[i - 1], &keys[i]) != 0)
 			distinct++;
@@ -164,7 +165,8 @@ static int want_cmp(const void *a, const void *b)
 /* Sort by start, for owners_want_first(). */
 int owners_want_index(struct want_set *s)
 {
-	qsort(s->v, s->n, sizeof(*s->v), want_cmp);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), want_cmp);
 	free(s->maxend);
 	s->maxend = calloc(s->n ? s->n : 1, sizeof(*s->maxend));
 	if (!s->maxend)
@@ -478,7 +480,8 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 		void *v = reallocarray(o->fs, o->nfs + sub->nfs, sizeof(*o->fs));
 		if (v) {
 			o->fs = v;
-			memcpy(o->fs + o->nfs, sub->fs, sub->nfs * sizeof(*o->fs));
+			if (sub->nfs)
+				memcpy(o->fs + o->nfs, sub->fs, sub->nfs * sizeof(*o->fs));
 			o->nfs += sub->nfs;
 			sub->nfs = 0;
 		} else {
@@ -594,7 +597,8 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 		r = -ENOMEM;
 		goto out;
 	}
-	memcpy(o->ranges, ranges, nranges * sizeof(*ranges));
+	if (nranges)
+		memcpy(o->ranges, ranges, nranges * sizeof(*ranges));
 	/* A whole disk: each partition is a region of its own (the kernel's
 	 * partitions, as the scrub names them); the rest is the disk's. */
 	if (!dev->partno && (r = integrity_device_list(ctx, &all, &nall)) == 0) {
@@ -683,7 +687,8 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 		free(pieces);
 	}
 	for (size_t i = 0; r == 0 && i < nranges; i++)
-		qsort(o->owners[i].v, o->owners[i].n, sizeof(*o->owners[i].v), owner_cmp);
+		if (o->owners[i].n)
+			qsort(o->owners[i].v, o->owners[i].n, sizeof(*o->owners[i].v), owner_cmp);
 out:
 	free(regions);
 	integrity_device_list_free(all, nall);

@@ -141,7 +141,7 @@ static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t block
 {
 	struct e2_scan *s = data;
 	struct e2_want key = { .blk = *blocknr };
-	struct e2_want *hit = bsearch(&key, s->v, s->n, sizeof(*s->v), e2_want_cmp);
+	struct e2_want *hit = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), e2_want_cmp) : NULL;
 
 	/* Several wants may share a block: the first with it, then the rest. */
 	while (hit && hit > s->v && hit[-1].blk == *blocknr)
@@ -196,7 +196,7 @@ static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int
 
 	if ((len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
-	ext2_ino_t *hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp);
+	ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
 	if (!hit)
 		return 0;
 	char *dirpath = NULL;
@@ -242,7 +242,7 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 	if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
 		return -EIO;
 	while (ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
-		ext2_ino_t *hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp);
+		ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
 		if (hit)
 			n->is_dir[hit - n->inos] = LINUX_S_ISDIR(inode.i_mode);
 		if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
@@ -356,7 +356,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		w->found = true;
 	}
 	if (r == 0 && scan.n) {
-		qsort(scan.v, scan.n, sizeof(*scan.v), e2_want_cmp);
+		if (scan.n)
+			qsort(scan.v, scan.n, sizeof(*scan.v), e2_want_cmp);
 		ext2_inode_scan is;
 		struct ext2_inode inode;
 		ext2_ino_t ino;
@@ -390,7 +391,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (scan.v[i].ino[k] >= EXT2_FIRST_INO(e2->super) || scan.v[i].ino[k] == EXT2_ROOT_INO)
 					names.inos[names.ninos++] = scan.v[i].ino[k];
 		if (r == 0) {
-			qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
+			if (names.ninos)
+				qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
 			size_t u = 0;
 			for (size_t i = 0; i < names.ninos; i++)
 				if (!u || names.inos[u - 1] != names.inos[i])
@@ -432,7 +434,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.offset = (uint64_t)ew->blockcnt[k] * bs + (ew->w->start % bs);
 				ow.length = ow.device_length;
 			}
-			ext2_ino_t *hit = bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp);
+			ext2_ino_t *hit = names.ninos ? bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp) : NULL;
 			size_t ni = hit ? (size_t)(hit - names.inos) : 0;
 			if (hit && names.is_dir[ni])
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;

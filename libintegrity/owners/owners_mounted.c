@@ -322,7 +322,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 		return 0;
 	/* A hard link seen before: its hits again, under this path. */
 	struct seen_inode key = { .ino = st->st_ino };
-	struct seen_inode *seen = st->st_nlink > 1 && !is_dir
+	struct seen_inode *seen = st->st_nlink > 1 && !is_dir && wk->nseen
 					  ? bsearch(&key, wk->seen, wk->nseen, sizeof(key), seen_cmp) : NULL;
 	if (seen) {
 		for (size_t i = 0; i < seen->nhits; i++) {
@@ -493,7 +493,9 @@ static int rmap_owners(struct walk *wk)
 		struct want *w = &wk->ws->v[i];
 		if (!w->inode)
 			continue;
-		uint64_t *hit = bsearch(&w->inode, wk->inodes, wk->ninodes, sizeof(uint64_t), u64_cmp);
+		uint64_t *hit = wk->ninodes
+					? bsearch(&w->inode, wk->inodes, wk->ninodes, sizeof(uint64_t), u64_cmp)
+					: NULL;
 		size_t k = hit ? (size_t)(hit - wk->inodes) : 0;
 		struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &wk->fs->pub, .inode = w->inode,
 					      .offset = w->file_offset };

@@ -481,8 +481,20 @@ bool is_stack_device(const struct integrity_device *dev)
 	if (integrity_stack_new(dev, &st) < 0)
 		return false;
 	enum integrity_stack_kind k = integrity_stack_kind(st);
+	bool plain = k == INTEGRITY_STACK_MD;
+	if (k == INTEGRITY_STACK_DM) {
+		/* Only a table that maps blocks plainly onto what is below:
+		 * a device-mapper device that makes or alters errors of its
+		 * own (error, flakey, delay, zero, ...) is scrubbed itself. */
+		const struct integrity_dm_target *t;
+		size_t n;
+		plain = integrity_stack_dm_table(st, &t, &n) == 0 && n > 0;
+		for (size_t i = 0; plain && i < n; i++)
+			plain = strcmp(t[i].type, "linear") == 0 || strcmp(t[i].type, "striped") == 0 ||
+				strcmp(t[i].type, "crypt") == 0 || strcmp(t[i].type, "raid") == 0;
+	}
 	integrity_stack_free(st);
-	return k == INTEGRITY_STACK_MD || k == INTEGRITY_STACK_DM;
+	return plain;
 }
 
 /* The devices at the bottom of name's stack (disks, partitions, loop

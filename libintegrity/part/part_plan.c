@@ -129,16 +129,25 @@ int plan_read_table(struct integrity_part_plan *plan, struct integrity_part_erro
 	 * (a later plan reads its own).  Read-only is enough for a dry run. */
 	if (d->cxt) {
 		plan->cxt = d->cxt;
+		plan->fresh = d->fresh;
 		d->cxt = NULL;
+		d->fresh = false;
 		fdisk_set_ask(plan->cxt, ask_cb, &plan->msgs);
 		return 0;
 	}
-	int r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &plan->msgs, &plan->cxt);
+	int r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &plan->msgs, &plan->cxt, &plan->fresh);
 
 	if (r < 0)
 		return set_errorf(err, 0, r, "cannot read the partition table", "%s",
 				  msgs_last(&plan->msgs));
 	return 0;
+}
+
+/* Whether the disk has a table: a GPT made in memory when it was read
+ * (context_new) does not count. */
+bool plan_has_label(const struct integrity_part_plan *plan)
+{
+	return !plan->fresh && fdisk_has_label(plan->cxt);
 }
 
 /* A new table is laid out afresh: its sectors may be inside partitions the
@@ -159,7 +168,7 @@ static int plan_label(struct integrity_part_plan *plan, const char *label,
 {
 	int r;
 
-	if (fdisk_has_label(plan->cxt)) {
+	if (plan_has_label(plan)) {
 		const char *have = fdisk_label_get_name(fdisk_get_label(plan->cxt, NULL));
 		if (label && strcmp(label, have) != 0)
 			return set_errorf(err, 0, -EEXIST, "cannot create a new partition table",
@@ -176,7 +185,9 @@ static int plan_label(struct integrity_part_plan *plan, const char *label,
 				  "unknown type '%s' (gpt or dos)", label);
 	if (fdisk_get_collision(plan->cxt))
 		fdisk_enable_wipe(plan->cxt, 1);
-	r = fdisk_create_disklabel(plan->cxt, label);
+	/* A GPT made when the disk was read is the one asked for. */
+	r = plan->fresh && strcmp(label, "gpt") == 0 ? 0 : fdisk_create_disklabel(plan->cxt, label);
+	plan->fresh = false;
 	if (r < 0)
 		return set_errorf(err, 0, r, "cannot create a partition table", "%s",
 				  msgs_last(&plan->msgs));
@@ -402,6 +413,40 @@ int plan_record_new(struct integrity_part_plan *plan, unsigned partno,
 	return a ? 0 : set_error(err, partno, -ENOMEM, "planning");
 }
 
+/*
+ * Partition GUIDs, as libuuid's uuid_generate_random() makes them (version 4,
+ * RFC 4122 variant), but from one getrandom() for all of them: libfdisk
+ * would make each with its own getrandom() and four more system calls
+ * (libuuid stirs its fallback generator with the process and thread ids).
+ * Without getrandom() libfdisk makes them as usual.
+ */
+static int random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, GRND_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static const char *uuid_v4_string(uint8_t b[16], char out[37])
+{
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+	return out;
+}
+
 static bool is_guid(const char *s)
 {
 	if (strlen(s) != 36)
@@ -528,6 +573,10 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 			integrity_size_string(largest * d->sector_size, h5, sizeof(h5)), placed));
 
 	unsigned final = grown ? gpt_shrink_for_adding(plan) : 0;
+	_cleanup_free_ uint8_t (*random)[16] = calloc(spec->count, 16);
+	if (!random)
+		return plan_fail(planp, set_error(err, 0, -ENOMEM, "planning"));
+	bool uuids = random_bytes(random, spec->count * 16ul) == 0;
 	for (unsigned i = 0; i < spec->count; i++) {
 		_cleanup_partition_ struct fdisk_partition *pa = fdisk_new_partition();
 		unsigned p = numbers[i];
@@ -542,6 +591,10 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 		if (r < 0)
 			return plan_fail(planp, r);
 		fdisk_partition_set_partno(pa, p - 1);
+		if (uuids) {
+			char uuid[37];
+			fdisk_partition_set_uuid(pa, uuid_v4_string(random[i], uuid));
+		}
 		fdisk_partition_set_start(pa, starts[i]);
 		fdisk_partition_set_size(pa, size);
 		fdisk_partition_size_explicit(pa, 1);

@@ -32,6 +32,7 @@
 #include "inuse.h"
 #include "internal.h"
 #include "sysfs.h"
+#include "util/fileio.h"
 
 #define SYSFS_DEV_BLOCK "/sys/dev/block"
 #define KERNEL_SECTOR 512u
@@ -133,6 +134,15 @@ struct act {
 	bool grow;		/* resize: the kernel's partition gets bigger */
 };
 
+/* A partition of a new GPT laid out in one pass (part_gpt.c). */
+struct gpt_part {
+	unsigned partno;
+	uint64_t start, size;		/* sectors */
+	const char *type, *uuid, *name;	/* type NULL: Linux filesystem data */
+};
+
+struct gpt_image;
+
 struct integrity_part_plan {
 	struct integrity_part_disk *disk;
 	struct fdisk_context *cxt;	/* the table to write; NULL when only the kernel changes */
@@ -141,6 +151,7 @@ struct integrity_part_plan {
 	size_t n;
 	bool write_table;
 	bool fresh;		/* cxt holds a GPT made in memory, not yet planned */
+	struct gpt_image *image;	/* the new table, written instead of cxt's */
 };
 
 /* part_disk.c */
@@ -179,5 +190,10 @@ int check_kernel_clash(const struct integrity_part_disk *d, unsigned partno,
 int check_table(struct integrity_part_plan *plan, struct integrity_part_error *err);
 int plan_record_new(struct integrity_part_plan *plan, unsigned partno,
 		    struct integrity_part_error *err);
+
+/* part_gpt.c */
+int gpt_image_plan(struct integrity_part_plan *plan, const struct gpt_part *parts, size_t n);
+int gpt_image_write(const struct gpt_image *img, int fd);
+void gpt_image_free(struct gpt_image *img);
 
 #endif

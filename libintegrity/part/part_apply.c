@@ -208,7 +208,9 @@ int integrity_part_plan_apply(struct integrity_part_plan *plan, struct integrity
 	if (plan->n && plan->v[0].pub.op == INTEGRITY_PART_OP_DELETE) {
 		r = apply_delete(plan, &first, err);
 	} else {
-		if (plan->write_table && plan->cxt && !plan->fresh)
+		if (plan->image && (r = gpt_image_write(plan->image, d->fd)) < 0)
+			set_errorf(err, 0, r, "cannot write the partition table", "%s", strerror(-r));
+		else if (!plan->image && plan->write_table && plan->cxt && !plan->fresh)
 			r = table_write(plan, err);
 		for (size_t i = 0; r == 0 && i < plan->n; i++) {
 			struct act *a = &plan->v[i];

@@ -45,6 +45,7 @@ void integrity_part_plan_free(struct integrity_part_plan *plan)
 	free(plan->v);
 	if (plan->cxt)
 		fdisk_unref_context(plan->cxt);
+	gpt_image_free(plan->image);
 	msgs_clear(&plan->msgs);
 	free(plan);
 }
@@ -473,6 +474,47 @@ static struct fdisk_parttype *parse_type(struct fdisk_context *cxt, const char *
 	return t;
 }
 
+/* The partitions of a count-and-size plan on a new GPT, in one pass; -EAGAIN
+ * when that does not work out and they are to be added one at a time. */
+static int create_in_one_pass(struct integrity_part_plan *plan, const struct integrity_part_spec *spec,
+			      struct fdisk_parttype *type, const unsigned *numbers,
+			      const uint64_t *starts, uint64_t size, uint8_t (*random)[16],
+			      struct integrity_part_error *err)
+{
+	_cleanup_free_ struct gpt_part *parts = calloc(spec->count, sizeof(*parts));
+	_cleanup_free_ char (*uuid)[37] = calloc(spec->count, 37);
+	_cleanup_free_ char (*name)[GPT_NAME_MAX + 1] = calloc(spec->count, GPT_NAME_MAX + 1);
+	const char *type_guid = type ? fdisk_parttype_get_string(type) : NULL;
+	int r;
+
+	if (!parts || !uuid || !name)
+		return set_error(err, 0, -ENOMEM, "planning");
+	if (type && !type_guid)
+		return -EAGAIN;
+	for (unsigned i = 0; i < spec->count; i++) {
+		struct gpt_part *p = &parts[i];
+		r = check_kernel_clash(plan->disk, numbers[i], starts[i], size, err);
+		if (r < 0)
+			return r;
+		p->partno = numbers[i];
+		p->start = starts[i];
+		p->size = size;
+		p->type = type_guid;
+		p->uuid = uuid_v4_string(random[i], uuid[i]);
+		if (spec->name_prefix && *spec->name_prefix) {
+			snprintf(name[i], sizeof(name[i]), "%s%u", spec->name_prefix, numbers[i]);
+			p->name = name[i];
+		}
+	}
+	r = gpt_image_plan(plan, parts, spec->count);
+	if (r < 0)
+		return r == -ENOMEM ? set_error(err, 0, r, "planning") : r;
+	for (unsigned i = 0; i < spec->count; i++)
+		if ((r = plan_record_new(plan, numbers[i], err)) < 0)
+			return r;
+	return 0;
+}
+
 INTEGRITY_EXPORT
 int integrity_part_plan_create(struct integrity_part_disk *d, const struct integrity_part_spec *spec,
 			       struct integrity_part_plan **planp, struct integrity_part_error *err)
@@ -503,7 +545,10 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 	if (r < 0)
 		return r;
 	struct integrity_part_plan *plan = *planp;
-	if ((r = plan_read_table(plan, err)) < 0 || (r = plan_label(plan, spec->label, err)) < 0)
+	if ((r = plan_read_table(plan, err)) < 0)
+		return plan_fail(planp, r);
+	bool new_table = !plan_has_label(plan);
+	if ((r = plan_label(plan, spec->label, err)) < 0)
 		return plan_fail(planp, r);
 	if (!is_gpt(plan->cxt))
 		return plan_fail(planp, set_errorf(err, 0, -EOPNOTSUPP, "bad spec",
@@ -572,11 +617,21 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 			integrity_size_string(total * d->sector_size, h4, sizeof(h4)),
 			integrity_size_string(largest * d->sector_size, h5, sizeof(h5)), placed));
 
-	unsigned final = grown ? gpt_shrink_for_adding(plan) : 0;
 	_cleanup_free_ uint8_t (*random)[16] = calloc(spec->count, 16);
 	if (!random)
 		return plan_fail(planp, set_error(err, 0, -ENOMEM, "planning"));
 	bool uuids = random_bytes(random, spec->count * 16ul) == 0;
+
+	/* A new GPT with nothing to wipe: laid out in one pass (part_gpt.c). */
+	if (new_table && uuids && !fdisk_get_collision(plan->cxt)) {
+		r = create_in_one_pass(plan, spec, type, numbers, starts, size, random, err);
+		if (r == 0)
+			goto check;
+		if (r != -EAGAIN)
+			return plan_fail(planp, r);
+	}
+
+	unsigned final = grown ? gpt_shrink_for_adding(plan) : 0;
 	for (unsigned i = 0; i < spec->count; i++) {
 		_cleanup_partition_ struct fdisk_partition *pa = fdisk_new_partition();
 		unsigned p = numbers[i];
@@ -616,6 +671,7 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 	    (r = fdisk_gpt_set_npartitions(plan->cxt, final)) < 0)
 		return plan_fail(planp, set_errorf(err, 0, r, "cannot grow the GPT entry array", "%s",
 						   msgs_last(&plan->msgs)));
+check:
 	r = check_table(plan, err);
 	return r < 0 ? plan_fail(planp, r) : 0;
 }

@@ -81,6 +81,10 @@ struct integrity_scrub_params {
 	double checkpoint_interval;	/* seconds between checkpoints, 0: 2 */
 	enum integrity_scrub_io_engine io_engine;
 	bool wait;			/* another scrub of the target: wait for it */
+	/* Threads verifying the blocks read, when they are verified here
+	 * (host method, reads through the kernel): 0 one per online CPU (at
+	 * most the queue depth), 1 the scrub's own thread only. */
+	unsigned verify_threads;
 };
 
 struct integrity_scrub_progress {
@@ -120,6 +124,9 @@ int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_c
 	integrity_scrub_new_sized((scrub), (ctx), (params), sizeof(*(params)))
 /* The process holding the target's lock after -EBUSY, 0 if unknown. */
 int integrity_scrub_lock_holder(const struct integrity_scrub *scrub);
+/* Threads verifying blocks read by this scrub: 1 when the scrub's own
+ * thread does (or the device verifies). */
+unsigned integrity_scrub_verify_threads(const struct integrity_scrub *scrub);
 /* What failed, in words, after integrity_scrub_new or _run failed (the
  * checkpoint file that could not be written, the command the device
  * rejected), or NULL. */

@@ -463,7 +463,7 @@ int cmd_scrub(int argc, const char **argv)
 		{ "queue-depth", '\0', POPT_ARG_STRING, &o.queue_depth, 0,
 		  "requests in flight (default 4)", "N" },
 		{ "verify-threads", '\0', POPT_ARG_STRING, &o.verify_threads, 0,
-		  "threads verifying what the host method reads (default auto: one per CPU)", "N|auto" },
+		  "threads verifying what the host method reads (default 1; auto: one per CPU)", "N|auto" },
 		{ "progress", '\0', POPT_ARG_STRING, &o.progress, 0,
 		  "progress bar on stderr (default auto: on a terminal)", "auto|always|never" },
 		{ "state-dir", '\0', POPT_ARG_STRING, &o.state_dir, 0,
@@ -589,7 +589,9 @@ int cmd_scrub(int argc, const char **argv)
 		}
 		params.queue_depth = (unsigned)v;
 	}
-	if (o.verify_threads && strcmp(o.verify_threads, "auto") != 0) {
+	if (o.verify_threads && strcmp(o.verify_threads, "auto") == 0) {
+		params.verify_threads = INTEGRITY_SCRUB_VERIFY_THREADS_AUTO;
+	} else if (o.verify_threads) {
 		if (parse_u64(o.verify_threads, &v) < 0 || !v || v > 16) {
 			fail(EXIT_USAGE, NULL, 0, "--verify-threads '%s': auto, or from 1 to 16", o.verify_threads);
 			goto out;

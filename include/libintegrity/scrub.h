@@ -82,10 +82,13 @@ struct integrity_scrub_params {
 	enum integrity_scrub_io_engine io_engine;
 	bool wait;			/* another scrub of the target: wait for it */
 	/* Threads verifying the blocks read, when they are verified here
-	 * (host method, reads through the kernel): 0 one per online CPU (at
-	 * most the queue depth), 1 the scrub's own thread only. */
+	 * (host method, reads through the kernel): 0 or 1 the scrub's own
+	 * thread only, N up to 16 (at most the queue depth), or
+	 * INTEGRITY_SCRUB_VERIFY_THREADS_AUTO: one per online CPU. */
 	unsigned verify_threads;
 };
+
+#define INTEGRITY_SCRUB_VERIFY_THREADS_AUTO 0xffffffffu
 
 struct integrity_scrub_progress {
 	uint64_t start;			/* range, in blocks of the target */

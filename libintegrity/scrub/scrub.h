@@ -82,7 +82,7 @@ struct scrub_read_params {
 	uint32_t max_blocks;
 	uint64_t blocks;		/* of the target: neighbours stay inside */
 	enum integrity_scrub_io_engine engine;
-	unsigned verify_threads;	/* 0: one per online CPU, 1: verify inline */
+	unsigned verify_threads;	/* 0, 1: verify inline; or ..._AUTO */
 };
 int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
 
@@ -90,8 +90,8 @@ int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_par
  * verified by fn on a worker and taken back, finished, in any order. */
 struct scrub_pool;
 typedef void (*scrub_pool_fn)(void *data, struct scrub_req *req);
-/* Workers for `asked` (0: one per online CPU), capped, and never more than
- * requests in flight. */
+/* Workers for `asked` (INTEGRITY_SCRUB_VERIFY_THREADS_AUTO: one per online
+ * CPU; 0 is 1), capped, and never more than requests in flight. */
 unsigned scrub_pool_threads(unsigned asked, unsigned depth);
 int scrub_pool_new(struct scrub_pool **pool, unsigned threads, unsigned capacity, scrub_pool_fn fn,
 		   void *data);

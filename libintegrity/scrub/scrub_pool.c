@@ -45,9 +45,9 @@ struct scrub_pool {
 
 unsigned scrub_pool_threads(unsigned asked, unsigned depth)
 {
-	unsigned n = asked;
+	unsigned n = asked ? asked : 1;
 
-	if (!n) {
+	if (asked == INTEGRITY_SCRUB_VERIFY_THREADS_AUTO) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		n = cpus > 0 ? (unsigned)cpus : 1;
 	}

@@ -48,6 +48,11 @@ same() {
 	[ "$status" = 1 ] || fail "exit $status: $stderr"
 	one=$output
 	[ "$(jq .verify_threads <<<"$one")" = 1 ]
+	# One thread unless asked.
+	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread --io-size 64K \
+		"${fmt[@]}" --pi-file pi data
+	[ "$(jq .verify_threads <<<"$output")" = 1 ]
+	[ "$(same <<<"$output")" = "$(same <<<"$one")" ]
 	# Not vacuous: 8 bad tags, 4 unreadable blocks.
 	[ "$(jq .bad_blocks <<<"$one")" = 12 ] || fail "$one"
 	[ "$(jq .io_errors <<<"$one")" = 4 ]

@@ -176,8 +176,9 @@ static void thread_counts(void **state)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned autos = cpus > 16 ? 16 : (unsigned)cpus;
 
-	assert_int_equal(scrub_pool_threads(0, 64), autos);
-	assert_int_equal(scrub_pool_threads(0, 1), 1);
+	assert_int_equal(scrub_pool_threads(INTEGRITY_SCRUB_VERIFY_THREADS_AUTO, 64), autos);
+	assert_int_equal(scrub_pool_threads(INTEGRITY_SCRUB_VERIFY_THREADS_AUTO, 1), 1);
+	assert_int_equal(scrub_pool_threads(0, 64), 1);
 	assert_int_equal(scrub_pool_threads(1, 64), 1);
 	assert_int_equal(scrub_pool_threads(5, 3), 3);
 	assert_int_equal(scrub_pool_threads(40, 64), 16);

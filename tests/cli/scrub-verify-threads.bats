@@ -123,4 +123,9 @@ same() {
 		[ "$status" = 2 ] || fail "--verify-threads '$bad': exit $status"
 		[[ $stderr == *--verify-threads* ]]
 	done
+	for good in 1 16 auto; do
+		run --separate-stderr "$INTEGRITYCTL" scrub --no-state --verify-threads "$good" "${fmt[@]}" \
+			--pi-file pi data
+		[ "$status" = 1 ] || fail "--verify-threads $good: exit $status: $stderr"
+	done
 }

@@ -9,9 +9,12 @@ load ../fixtures/sysfs
 
 SRCDIR=${TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
 NPARTS=40
+# Labels end in a tag of this run, so that a disk left by an earlier run
+# that was killed cannot answer for them.
+TAG=$(basename "${BATS_RUN_TMPDIR:-$$}" | tr -cd 'A-Za-z0-9' | tail -c 6)
 # Device-supplied strings that must never reach a udev property or JSON raw.
-HOSTILE_PARTLABEL=$'x"y$z w\nv\xc3\xa9'
-HOSTILE_FSLABEL=$'a"b$c d\n\xffz'
+HOSTILE_PARTLABEL=$'x"y$z w\nv\xc3\xa9'$TAG
+HOSTILE_FSLABEL=$'a"b$c d\n\xffz'$TAG
 
 # ---------------------------------------------------------------- fixtures
 
@@ -287,15 +290,15 @@ setup_file() {
 
 	local img=$BATS_FILE_TMPDIR/disk.img i script
 	truncate -s 200M "$img"
-	script=$(printf 'label: gpt\n'; for i in $(seq $NPARTS); do printf 'size=4M, name="part-%s"\n' "$i"; done)
+	script=$(printf 'label: gpt\n'; for i in $(seq $NPARTS); do printf 'size=4M, name="part-%s-%s"\n' "$i" "$TAG"; done)
 	sfdisk -q "$img" <<<"$script"
 	sfdisk -q --part-label "$img" 7 "$HOSTILE_PARTLABEL" >/dev/null 2>&1
 	local loop
 	loop=$(losetup -f --show "$img") || return 1
 	echo "$loop" >"$state/loop"
 	partx -a "$loop"
-	mkfs.ext4 -q -L "fs-two" "${loop}p2" >/dev/null 2>&1
-	mkfs.ext4 -q -L "fs five" "${loop}p5" >/dev/null 2>&1
+	mkfs.ext4 -q -L "two-$TAG" "${loop}p2" >/dev/null 2>&1
+	mkfs.ext4 -q -L "five $TAG" "${loop}p5" >/dev/null 2>&1
 	mkfs.ext4 -q -L "$HOSTILE_FSLABEL" "${loop}p9" >/dev/null 2>&1
 	mkfs.ext4 -q "${loop}p11" >/dev/null 2>&1
 
@@ -366,10 +369,10 @@ udev_stop() {
 	rm -f "$BATS_FILE_TMPDIR/state/udevd.pid"
 }
 
-# Events for our disk and its partitions only, and wait for them.
+# Events for our disk and its partitions only, and wait for those (not for
+# the whole queue, which other disks' events may keep busy).
 udev_trigger() {
-	udevadm trigger --action="${1:-add}" "/sys/block/$name" /sys/block/"$name"/"$name"p*
-	udevadm settle --timeout=120
+	timeout 300 udevadm trigger --settle --action="${1:-add}" "/sys/block/$name" /sys/block/"$name"/"$name"p*
 }
 
 parts() {
@@ -399,9 +402,9 @@ resolve_links() {
 	got=$(sort <<<"$output")
 	[ "$want" = "$got" ] || { diff <(echo "$want") <(echo "$got"); false; }
 	# Links of each kind are there: the test is not vacuous.
-	grep -q "^${name}p2 /dev/disk/by-label/fs-two$" <<<"$got"
-	grep -q "^${name}p5 /dev/disk/by-label/fs\\\\x20five$" <<<"$got"
-	grep -q "^${name}p3 /dev/disk/by-partlabel/part-3$" <<<"$got"
+	grep -q "^${name}p2 /dev/disk/by-label/two-$TAG$" <<<"$got"
+	grep -q "^${name}p5 /dev/disk/by-label/five\\\\x20$TAG$" <<<"$got"
+	grep -q "^${name}p3 /dev/disk/by-partlabel/part-3-$TAG$" <<<"$got"
 	grep -q "^${name}p11 /dev/disk/by-uuid/" <<<"$got"
 	grep -q "^${name} /dev/disk/by-diskseq/$(cat /sys/block/$name/diskseq)$" <<<"$got"
 	[ "$(grep -c /by-partuuid/ <<<"$got")" = $NPARTS ]
@@ -413,7 +416,7 @@ resolve_links() {
 	# The helper's properties are in udev's database: the rule ran.
 	run udevadm info -q property "/dev/${name}p1"
 	assert_line "ID_INTEGRITY_EXT_DEVT=1"
-	assert_line "ID_INTEGRITY_PARTLABEL=part-1"
+	assert_line "ID_INTEGRITY_PARTLABEL=part-1-$TAG"
 	run udevadm info -q property "/dev/$name"
 	assert_line "ID_INTEGRITY_EXT_DEVT=0"
 	assert_line "ID_INTEGRITY_PROFILE=none"
@@ -434,7 +437,7 @@ resolve_links() {
 			want+=("$devt")
 		done
 	done
-	keys+=("PARTLABEL=part-3" "LABEL=fs-two" "LABEL=fs five" "LABEL=fs\\x20five"
+	keys+=("PARTLABEL=part-3-$TAG" "LABEL=two-$TAG" "LABEL=five $TAG" "LABEL=five\\x20$TAG"
 		"UUID=$(blkid -p -s UUID -o value "/dev/${name}p11")" "PARTLABEL=$HOSTILE_PARTLABEL"
 		"LABEL=$HOSTILE_FSLABEL")
 	want+=("$(cat /sys/class/block/${name}p3/dev)" "$(cat /sys/class/block/${name}p2/dev)"
@@ -465,7 +468,7 @@ resolve_links() {
 	run resolve_links "$name" $(parts)
 	rc=$status
 	out=$output
-	run ictl resolve -r -n -o NAME,SOURCE "/dev/disk/by-partlabel/part-33" "$(grep "^${name}p9 /dev/disk/by-label/" <<<"$want" | cut -d' ' -f2)"
+	run ictl resolve -r -n -o NAME,SOURCE "/dev/disk/by-partlabel/part-33-$TAG" "$(grep "^${name}p9 /dev/disk/by-label/" <<<"$want" | cut -d' ' -f2)"
 	keys_rc=$status
 	keys_out=$output
 	mv /run/udev/data.saved /run/udev/data

@@ -462,6 +462,8 @@ int cmd_scrub(int argc, const char **argv)
 		{ "io-size", '\0', POPT_ARG_STRING, &o.io_size, 0, "bytes per request (default 1M)", "N" },
 		{ "queue-depth", '\0', POPT_ARG_STRING, &o.queue_depth, 0,
 		  "requests in flight (default 4)", "N" },
+		{ "verify-threads", '\0', POPT_ARG_STRING, &o.verify_threads, 0,
+		  "threads verifying what the host method reads (default 1; auto: one per CPU)", "N|auto" },
 		{ "progress", '\0', POPT_ARG_STRING, &o.progress, 0,
 		  "progress bar on stderr (default auto: on a terminal)", "auto|always|never" },
 		{ "state-dir", '\0', POPT_ARG_STRING, &o.state_dir, 0,
@@ -586,6 +588,15 @@ int cmd_scrub(int argc, const char **argv)
 			goto out;
 		}
 		params.queue_depth = (unsigned)v;
+	}
+	if (o.verify_threads && strcmp(o.verify_threads, "auto") == 0) {
+		params.verify_threads = INTEGRITY_SCRUB_VERIFY_THREADS_AUTO;
+	} else if (o.verify_threads) {
+		if (parse_u64(o.verify_threads, &v) < 0 || !v || v > 16) {
+			fail(EXIT_USAGE, NULL, 0, "--verify-threads '%s': auto, or from 1 to 16", o.verify_threads);
+			goto out;
+		}
+		params.verify_threads = (unsigned)v;
 	}
 	if (o.duration && (parse_duration(o.duration, &params.duration) < 0 || params.duration <= 0)) {
 		fail(EXIT_USAGE, NULL, 0, "--duration '%s': like 90s, 30m, 6h or 1d", o.duration);

@@ -97,6 +97,7 @@ struct scrub_options {
 	char *io_engine;
 	char *rate_per_device;
 	char *jobs;
+	char *verify_threads;
 	int wait;
 	int no_state;
 	int all;

@@ -182,6 +182,7 @@ void report_json_fields(struct json *j, struct run *run, int r)
 	json_string(j, "target", run->target);
 	json_string(j, "identity", integrity_scrub_identity(s));
 	json_string(j, "method", integrity_scrub_method_name(integrity_scrub_get_method(s)));
+	json_u64(j, "verify_threads", integrity_scrub_verify_threads(s));
 	json_string(j, "protection", integrity_scrub_protection(s));
 	json_u64(j, "block_size", integrity_scrub_block_size(s));
 	json_u64(j, "lba_base", integrity_scrub_lba_base(s));

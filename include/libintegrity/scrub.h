@@ -81,7 +81,14 @@ struct integrity_scrub_params {
 	double checkpoint_interval;	/* seconds between checkpoints, 0: 2 */
 	enum integrity_scrub_io_engine io_engine;
 	bool wait;			/* another scrub of the target: wait for it */
+	/* Threads verifying the blocks read, when they are verified here
+	 * (host method, reads through the kernel): 0 or 1 the scrub's own
+	 * thread only, N up to 16 (at most the queue depth), or
+	 * INTEGRITY_SCRUB_VERIFY_THREADS_AUTO: one per online CPU. */
+	unsigned verify_threads;
 };
+
+#define INTEGRITY_SCRUB_VERIFY_THREADS_AUTO 0xffffffffu
 
 struct integrity_scrub_progress {
 	uint64_t start;			/* range, in blocks of the target */
@@ -120,6 +127,9 @@ int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_c
 	integrity_scrub_new_sized((scrub), (ctx), (params), sizeof(*(params)))
 /* The process holding the target's lock after -EBUSY, 0 if unknown. */
 int integrity_scrub_lock_holder(const struct integrity_scrub *scrub);
+/* Threads verifying blocks read by this scrub: 1 when the scrub's own
+ * thread does (or the device verifies). */
+unsigned integrity_scrub_verify_threads(const struct integrity_scrub *scrub);
 /* What failed, in words, after integrity_scrub_new or _run failed (the
  * checkpoint file that could not be written, the command the device
  * rejected), or NULL. */

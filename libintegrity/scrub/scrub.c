@@ -714,6 +714,11 @@ INTEGRITY_EXPORT int integrity_scrub_lock_holder(const struct integrity_scrub *s
 	return s->busy_pid;
 }
 
+INTEGRITY_EXPORT unsigned integrity_scrub_verify_threads(const struct integrity_scrub *s)
+{
+	return s->backend && s->backend->verify_threads ? s->backend->verify_threads : 1;
+}
+
 INTEGRITY_EXPORT const struct integrity_scrub_progress *integrity_scrub_get_progress(const struct integrity_scrub *s)
 {
 	return &s->progress;

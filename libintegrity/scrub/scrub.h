@@ -66,6 +66,7 @@ struct scrub_backend {
 	unsigned depth;			/* requests in flight */
 	uint32_t max_blocks;		/* per request */
 	uint32_t bytes_per_block;	/* what --rate and bytes_checked count */
+	unsigned verify_threads;	/* threads verifying; 1: the engine's own */
 	char why[256];			/* why the method failed, for the user */
 };
 
@@ -81,8 +82,32 @@ struct scrub_read_params {
 	uint32_t max_blocks;
 	uint64_t blocks;		/* of the target: neighbours stay inside */
 	enum integrity_scrub_io_engine engine;
+	unsigned verify_threads;	/* 0, 1: verify inline; or ..._AUTO */
 };
 int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
+
+/* Verification threads (scrub_pool.c): requests whose reads completed are
+ * verified by fn on a worker and taken back, finished, in any order. */
+struct scrub_pool;
+typedef void (*scrub_pool_fn)(void *data, struct scrub_req *req);
+/* Workers for `asked` (INTEGRITY_SCRUB_VERIFY_THREADS_AUTO: one per online
+ * CPU; 0 is 1), capped, and never more than requests in flight. */
+unsigned scrub_pool_threads(unsigned asked, unsigned depth);
+int scrub_pool_new(struct scrub_pool **pool, unsigned threads, unsigned capacity, scrub_pool_fn fn,
+		   void *data);
+/* Joins the workers; requests queued and not started are dropped. */
+void scrub_pool_free(struct scrub_pool *pool);
+unsigned scrub_pool_size(const struct scrub_pool *pool);
+/* Readable while a verified request may wait to be taken. */
+int scrub_pool_fd(const struct scrub_pool *pool);
+void scrub_pool_push(struct scrub_pool *pool, struct scrub_req *req);
+/* A verified request (the lowest LBA first), or NULL. */
+struct scrub_req *scrub_pool_take(struct scrub_pool *pool);
+/* The same, waiting: only while a pushed request is not yet taken. */
+struct scrub_req *scrub_pool_wait(struct scrub_pool *pool);
+/* Drops queued requests and waits until no worker holds one: after it,
+ * the requests pushed are the caller's again. */
+void scrub_pool_drain(struct scrub_pool *pool);
 
 /* NVMe and SCSI pass-through: see scrub_passthrough.c. */
 struct scrub_passthrough_params {

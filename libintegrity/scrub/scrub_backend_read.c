@@ -5,10 +5,18 @@
  * protection was described by hand (images, external PI); a failing read
  * is narrowed down to the blocks that cannot be read.  A request is only
  * returned once every one of its blocks has a result.
+ *
+ * When one core cannot verify as fast as the device reads, a pool of
+ * threads verifies (scrub_pool.c): a request whose reads completed goes to
+ * a worker, which runs the same finish() as the inline path, narrowing and
+ * all, on that request's own buffers; reap returns requests as workers put
+ * them down, and the engine takes results in LBA order as always.
  */
 #include "config.h"
 
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef HAVE_LIBURING
 #include <liburing.h>
 #endif
@@ -18,6 +26,8 @@
 
 #define ALIGNMENT 4096
 #define MAX_SLOTS 64
+/* user_data of the poll on the pool's eventfd: above every slot's. */
+#define POOL_EVENT UINT64_MAX
 
 struct read_backend {
 	struct scrub_backend b;
@@ -25,15 +35,18 @@ struct read_backend {
 	uint8_t *data[MAX_SLOTS];
 	uint8_t *md[MAX_SLOTS];
 	struct scrub_req *ready;	/* pread: the request checked by submit */
+	int res[MAX_SLOTS];		/* the first failure of the reads, -errno */
+	struct scrub_pool *pool;	/* verification threads, or NULL */
+	unsigned pooled;		/* requests given to the pool, not taken */
+	bool broken;			/* the ring failed with reads in flight */
 #ifdef HAVE_LIBURING
 	struct io_uring ring;
 	bool ring_ok;
+	bool event_armed;		/* a poll of the pool's eventfd is queued */
 	struct scrub_req *slots[MAX_SLOTS];
 	int pending[MAX_SLOTS];		/* reads not yet completed */
-	int res[MAX_SLOTS];		/* the first failure, -errno */
 	unsigned unsubmitted;		/* SQEs prepared, not yet submitted */
 	unsigned inflight;		/* requests submitted, not reaped */
-	bool broken;			/* the ring failed with reads in flight */
 #endif
 };
 
@@ -164,14 +177,46 @@ static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 	q->bytes = r < 0 ? 0 : (uint64_t)q->nblocks * (p->stride + p->md_size);
 }
 
+/* On a worker of the pool: the reads of q completed with rb->res[slot]. */
+static void pool_finish(void *data, struct scrub_req *q)
+{
+	struct read_backend *rb = data;
+
+	finish(rb, q, rb->res[q->slot]);
+}
+
+/* Reads completed: verify now, or hand to the pool.  True when q is done. */
+static bool dispatch(struct read_backend *rb, struct scrub_req *q, int res)
+{
+	if (!rb->pool) {
+		finish(rb, q, res);
+		return true;
+	}
+	rb->res[q->slot] = res;
+	rb->pooled++;
+	scrub_pool_push(rb->pool, q);
+	return false;
+}
+
+/* A failure with requests given to the pool: wait until no worker holds
+ * one, so that the engine may drop them. */
+static int pool_fail(struct read_backend *rb, int r)
+{
+	rb->broken = true;
+	if (rb->pool)
+		scrub_pool_drain(rb->pool);
+	rb->pooled = 0;
+	return r;
+}
+
 /* ------------------------------------------------------------------ pread */
 
 static int pread_submit(struct scrub_backend *b, struct scrub_req *q)
 {
 	struct read_backend *rb = (struct read_backend *)b;
 
-	finish(rb, q, read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot]));
-	rb->ready = q;
+	if (dispatch(rb, q, read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot])))
+		rb->ready = q;
 	return 0;
 }
 
@@ -179,6 +224,13 @@ static int pread_reap(struct scrub_backend *b, struct scrub_req **q)
 {
 	struct read_backend *rb = (struct read_backend *)b;
 
+	if (rb->pool && !rb->ready) {
+		if (!rb->pooled)
+			return -EINVAL;
+		*q = scrub_pool_wait(rb->pool);
+		rb->pooled--;
+		return 0;
+	}
 	if (!rb->ready)
 		return -EINVAL;
 	*q = rb->ready;
@@ -190,8 +242,11 @@ static void read_free(struct scrub_backend *b)
 {
 	struct read_backend *rb = (struct read_backend *)b;
 
+	/* The workers first: each finishes the request it holds. */
+	scrub_pool_free(rb->pool);
+	rb->pool = NULL;
 #ifdef HAVE_LIBURING
-	if (rb->broken)
+	if (rb->broken && rb->ring_ok)
 		return;	/* reads may still land in the buffers: leak them */
 	if (rb->ring_ok)
 		io_uring_queue_exit(&rb->ring);
@@ -229,7 +284,7 @@ static int uring_submit(struct scrub_backend *b, struct scrub_req *q)
 	const struct scrub_read_params *p = &rb->p;
 	unsigned reads = p->md_size ? 2 : 1;
 
-	if (io_uring_sq_space_left(&rb->ring) < reads) {
+	if (io_uring_sq_space_left(&rb->ring) < reads + (rb->pool ? 1 : 0)) {
 		int r = io_uring_submit(&rb->ring);
 		if (r < 0)
 			return r;
@@ -267,6 +322,11 @@ static void complete_cqe(struct read_backend *rb, struct io_uring_cqe *cqe)
 {
 	const struct scrub_read_params *p = &rb->p;
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
+
+	if (ud == POOL_EVENT) {
+		rb->event_armed = false;	/* scrub_pool_take() resets the count */
+		return;
+	}
 	unsigned slot = (unsigned)(ud >> 1);
 	bool md = ud & 1;
 	struct scrub_req *q = rb->slots[slot];
@@ -294,31 +354,63 @@ static int uring_reap(struct scrub_backend *b, struct scrub_req **out)
 		return -EINVAL;
 	if (rb->unsubmitted) {
 		int r = io_uring_submit(&rb->ring);
-		if (r < 0) {
-			rb->broken = true;
-			return r;
-		}
+		if (r < 0)
+			return pool_fail(rb, r);
 		rb->unsubmitted = 0;
 	}
 	for (;;) {
-		for (unsigned i = 0; i < b->depth; i++) {
-			struct scrub_req *q = rb->slots[i];
-			if (q && !rb->pending[i]) {
-				rb->slots[i] = NULL;
+		if (rb->pool) {
+			struct scrub_req *q = scrub_pool_take(rb->pool);
+			if (q) {
+				rb->pooled--;
 				rb->inflight--;
-				finish(rb, q, rb->res[i]);
 				*out = q;
 				return 0;
 			}
 		}
+		bool handed = false;
+		for (unsigned i = 0; i < b->depth; i++) {
+			struct scrub_req *q = rb->slots[i];
+			if (q && !rb->pending[i]) {
+				rb->slots[i] = NULL;
+				if (dispatch(rb, q, rb->res[i])) {
+					rb->inflight--;
+					*out = q;
+					return 0;
+				}
+				handed = true;
+			}
+		}
+		if (handed)
+			continue;	/* a worker may already be done with one */
 		struct io_uring_cqe *cqe;
+		if (io_uring_peek_cqe(&rb->ring, &cqe) == 0) {
+			complete_cqe(rb, cqe);
+			io_uring_cqe_seen(&rb->ring, cqe);
+			continue;
+		}
+		/* Nothing ready: wait for a read, or for a worker to put a
+		 * request down (its eventfd, polled through the ring). */
+		if (rb->pool && !rb->event_armed) {
+			struct io_uring_sqe *sqe = get_sqe(rb);
+			if (!sqe)
+				return pool_fail(rb, -EBUSY);
+			io_uring_prep_poll_add(sqe, scrub_pool_fd(rb->pool), POLLIN);
+			io_uring_sqe_set_data64(sqe, POOL_EVENT);
+			rb->unsubmitted++;
+			rb->event_armed = true;
+		}
+		if (rb->unsubmitted) {
+			int r = io_uring_submit(&rb->ring);
+			if (r < 0)
+				return pool_fail(rb, r);
+			rb->unsubmitted = 0;
+		}
 		int r = io_uring_wait_cqe(&rb->ring, &cqe);
 		if (r == -EINTR || r == -EAGAIN)
 			continue;	/* a signal: the reads are still in flight */
-		if (r < 0) {
-			rb->broken = true;
-			return r;
-		}
+		if (r < 0)
+			return pool_fail(rb, r);
 		complete_cqe(rb, cqe);
 		io_uring_cqe_seen(&rb->ring, cqe);
 	}
@@ -347,7 +439,8 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 	int r = -ENOSYS;
 #ifdef HAVE_LIBURING
 	if (p->engine != INTEGRITY_SCRUB_IO_PREAD) {
-		r = io_uring_queue_init(rb->b.depth * 2, &rb->ring, 0);
+		/* Two reads per request, and the poll of the pool's eventfd. */
+		r = io_uring_queue_init(rb->b.depth * 2 + 1, &rb->ring, 0);
 		if (r == 0) {
 			rb->ring_ok = true;
 			rb->b.ops = &uring_ops;
@@ -360,7 +453,13 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 		read_free(&rb->b);
 		return r;
 	}
-	if (rb->b.ops == &pread_ops)
+	/* Verification threads, when the blocks are verified here.  pread
+	 * then reads the next requests while the workers verify. */
+	unsigned threads = p->pi ? scrub_pool_threads(p->verify_threads, rb->b.depth) : 1;
+	rb->b.verify_threads = 1;
+	if (threads >= 2 && scrub_pool_new(&rb->pool, threads, rb->b.depth, pool_finish, rb) == 0)
+		rb->b.verify_threads = scrub_pool_size(rb->pool);
+	if (!rb->pool && rb->b.ops == &pread_ops)
 		rb->b.depth = 1;
 	for (unsigned i = 0; i < rb->b.depth; i++) {
 		if (posix_memalign((void **)&rb->data[i], ALIGNMENT, (size_t)rb->b.max_blocks * p->stride) ||

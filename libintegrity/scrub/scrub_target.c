@@ -218,6 +218,7 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 		.max_blocks = per ? (uint32_t)per : 1,
 		.blocks = s->blocks,
 		.engine = p->io_engine,
+		.verify_threads = p->verify_threads,
 	};
 	if (rp.depth > MAX_QUEUE_DEPTH)
 		rp.depth = MAX_QUEUE_DEPTH;

@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# scrub --verify-threads: the host method's blocks verified by a pool of
+# threads report exactly what one thread reports (bad blocks, counts,
+# checkpoints), with both read engines, with unreadable ranges narrowed
+# down on the workers, and across a stop and a resume.  Unreadable ranges
+# and stops come from the fault layer (tests/fault/libfault.c), which sees
+# plain reads only (FAULT_NO_URING).  That the workers, not the scrubbing
+# thread, run the checks is tested in tests/unit/test-scrub-pool.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	builddir=${TOP_BUILDDIR:-$(cd "$(dirname "$INTEGRITYCTL")" && pwd)}
+	fault_lib=$builddir/tests/fault/.libs/libfault.so
+	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
+	fmt=(--format T10-DIF-TYPE1-CRC)
+	# 4 MiB of data in 512-byte blocks (8192), DIX: the tags in pi.
+	random_file data 4194304 7
+	ictl -q pi generate "${fmt[@]}" data --pi-file pi
+	# Bad tags inside requests, on both sides of a 64K request boundary
+	# (blocks 127 and 128), and a run of them.
+	for b in 3 127 128 4000 4001 4002 8191; do
+		ictl -q pi inject --block $b --tag guard data --pi-file pi
+	done
+	ictl -q pi inject --block 6000 --tag ref data --pi-file pi
+	# Unreadable: block 1000, and blocks 2050-2052 (bytes of the data file).
+	eio="$((1000 * 512))+512,$((2050 * 512))+$((3 * 512))"
+}
+
+# faulted CMD...: CMD under the fault layer, plain reads.
+faulted() {
+	LD_PRELOAD=$fault_lib FAULT_NO_URING=1 FAULT_FILE=$BATS_TEST_TMPDIR/data FAULT_EIO=$eio \
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 "$@"
+}
+
+# What must not depend on the threads: everything in the report but the
+# time taken, the note and the threads themselves.
+same() {
+	jq -S 'del(.elapsed_seconds, .note, .verify_threads)'
+}
+
+@test "a pool of threads reports exactly what one thread reports: pread, unreadable ranges narrowed on the workers" {
+	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread --io-size 64K \
+		--verify-threads 1 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	one=$output
+	[ "$(jq .verify_threads <<<"$one")" = 1 ]
+	# One thread unless asked.
+	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread --io-size 64K \
+		"${fmt[@]}" --pi-file pi data
+	[ "$(jq .verify_threads <<<"$output")" = 1 ]
+	[ "$(same <<<"$output")" = "$(same <<<"$one")" ]
+	# Not vacuous: 8 bad tags, 4 unreadable blocks.
+	[ "$(jq .bad_blocks <<<"$one")" = 12 ] || fail "$one"
+	[ "$(jq .io_errors <<<"$one")" = 4 ]
+	[ "$(jq .blocks_checked <<<"$one")" = 8192 ]
+	for vt in 2 3 auto; do
+		for depth in 1 2 8; do
+			run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread \
+				--io-size 64K --queue-depth $depth --verify-threads $vt "${fmt[@]}" --pi-file pi data
+			[ "$status" = 1 ] || fail "--verify-threads $vt --queue-depth $depth: exit $status: $stderr"
+			[ "$(same <<<"$output")" = "$(same <<<"$one")" ] ||
+				fail "--verify-threads $vt --queue-depth $depth differs: $output"
+			# Never more threads than requests in flight.
+			want=$vt
+			[ "$vt" != auto ] || want=$(nproc)
+			[ "$want" -le 16 ] || want=16
+			[ "$want" -le "$depth" ] || want=$depth
+			[ "$(jq .verify_threads <<<"$output")" = "$want" ]
+		done
+	done
+}
+
+@test "a pool of threads with io_uring reports exactly what one thread reports" {
+	run --separate-stderr "$INTEGRITYCTL" scrub -J --no-state --io-engine uring --io-size 64K \
+		--verify-threads 1 "${fmt[@]}" --pi-file pi data
+	[ "$status" != 3 ] || skip "io_uring is not available here: $stderr"
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	one=$output
+	[ "$(jq .bad_blocks <<<"$one")" = 8 ]
+	for vt in 2 4; do
+		run --separate-stderr "$INTEGRITYCTL" scrub -J --no-state --io-engine uring --io-size 64K \
+			--queue-depth 8 --verify-threads $vt "${fmt[@]}" --pi-file pi data
+		[ "$status" = 1 ] || fail "--verify-threads $vt: exit $status: $stderr"
+		[ "$(jq .verify_threads <<<"$output")" = $vt ]
+		[ "$(same <<<"$output")" = "$(same <<<"$one")" ] || fail "--verify-threads $vt differs: $output"
+	done
+}
+
+@test "stopped and resumed with a pool: the same report and checkpoint as one thread in one go" {
+	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --state-dir one --io-engine pread --io-size 64K \
+		--verify-threads 1 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	# SIGINT at the 20th read of the data (past the first bad blocks: exit
+	# 1 then), then a resume with another pool size.
+	FAULT_STOP_READ=20:INT run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --state-dir pool \
+		--io-engine pread --io-size 64K --queue-depth 8 --verify-threads 3 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	[ "$(jq -r .status <<<"$output")" = interrupted ]
+	grep -q '^status=interrupted' pool/*.scrub
+	next=$(sed -n 's/^next=//p' pool/*.scrub)
+	[ "$next" -lt 8192 ]
+	# The checkpoint claims only verified blocks: those before it, all counted.
+	[ "$(sed -n 's/^blocks_checked=//p' pool/*.scrub)" = "$next" ]
+	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --state-dir pool --io-engine pread --io-size 64K \
+		--verify-threads 2 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	[ "$(jq .resumed_from <<<"$output")" = "$next" ]
+	# The saved states agree but for times and the run they resumed from.
+	strip() { grep -v -e '^elapsed=' -e '^started=' -e '^updated=' -e '^resumed_from=' "$1"; }
+	diff <(strip one/*.scrub) <(strip pool/*.scrub)
+	grep -q '^status=complete' pool/*.scrub
+	[ "$(grep -c '^error=' pool/*.scrub)" = 10 ]
+}
+
+@test "--verify-threads: a count from 1 to 16, or auto" {
+	for bad in 0 17 x -1 ''; do
+		run --separate-stderr "$INTEGRITYCTL" scrub --no-state --verify-threads "$bad" "${fmt[@]}" \
+			--pi-file pi data
+		[ "$status" = 2 ] || fail "--verify-threads '$bad': exit $status"
+		[[ $stderr == *--verify-threads* ]]
+	done
+	for good in 1 16 auto; do
+		run --separate-stderr "$INTEGRITYCTL" scrub --no-state --verify-threads "$good" "${fmt[@]}" \
+			--pi-file pi data
+		[ "$status" = 1 ] || fail "--verify-threads $good: exit $status: $stderr"
+	done
+}

@@ -144,17 +144,13 @@ static bool chain_has(const struct chain *c, const char *name)
 /* Add name and, in one direction, everything on that side of it. */
 static void chain_walk(struct chain *c, struct integrity_context *ctx, const char *name, int level, int dir)
 {
-	struct integrity_device *dev = NULL;
-	struct integrity_stack *st = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_stack_freep) struct integrity_stack *st = NULL;
 	struct integrity_kernel_state ks;
 
 	if (c->n == ARRAY_SIZE(c->v) || chain_has(c, name) || level > 16 || level < -16 ||
-	    integrity_device_new(ctx, name, &dev) < 0)
+	    integrity_device_new(ctx, name, &dev) < 0 || integrity_stack_new(dev, &st) < 0)
 		return;
-	if (integrity_stack_new(dev, &st) < 0) {
-		integrity_device_free(dev);
-		return;
-	}
 	struct node *n = &c->v[c->n++];
 	integrity_device_kernel_state(dev, &ks);
 	snprintf(n->name, sizeof(n->name), "%s", name);
@@ -178,8 +174,6 @@ static void chain_walk(struct chain *c, struct integrity_context *ctx, const cha
 				chain_walk(c, ctx, m->name, level - 1, dir);
 		}
 	}
-	integrity_stack_free(st);
-	integrity_device_free(dev);
 }
 
 static int cmp_level(const void *a, const void *b)
@@ -608,11 +602,12 @@ int cmd_show(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
-	struct integrity_context *ctx = NULL;
-	struct integrity_device *dev = NULL;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_stack_freep) struct integrity_stack *stk = NULL;
 	struct out o = { 0 };
-	poptContext pc;
-	int r, ret = EXIT_CLEAN;
+	int r;
 
 	r = parse_options(&pc, "integrityctl show", argc, argv, table, "DEVICE");
 	if (r)
@@ -620,11 +615,10 @@ int cmd_show(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: show: usage: show DEVICE\n", stderr);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
-	if ((ret = open_device(args[0], &ctx, &dev)) != 0)
-		goto out;
+	if ((r = open_device(args[0], &ctx, &dev)) != 0)
+		return r;
 
 	char devt[24], size[32];
 	const char *stable = integrity_device_stable_name(dev);
@@ -653,20 +647,14 @@ int cmd_show(int argc, const char **argv)
 		       integrity_device_logical_block_size(dev), stable ? ", " : "", stable ? stable : "");
 		printf("transport: %s\n", integrity_device_transport(dev));
 	}
-	struct integrity_stack *stk = NULL;
 	integrity_stack_new(dev, &stk);
 	show_kernel(&o, dev, stk);
 	if (stk)
 		show_stack(&o, ctx, dev, stk);
-	integrity_stack_free(stk);
 	show_scsi(&o, dev);
 	show_nvme(&o, dev);
 	show_partitions(&o, ctx, dev);
 	if (o.json)
 		json_close(&o.j);
-out:
-	integrity_device_free(dev);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
-	return ret;
+	return EXIT_CLEAN;
 }

@@ -64,6 +64,14 @@ struct listing {
 	size_t n;
 };
 
+static void listing_done(struct listing *l)
+{
+	for (size_t i = 0; l->stacks && i < l->n; i++)
+		integrity_stack_free(l->stacks[i]);
+	free(l->stacks);
+	integrity_device_list_free(l->devs, l->n);
+}
+
 static ssize_t find_device(const struct listing *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -249,11 +257,11 @@ int cmd_status(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 	struct column_set set;
-	struct integrity_context *ctx = NULL;
-	struct integrity_device **devs = NULL;
-	struct listing l = { 0 };
-	size_t n = 0;
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(listing_done) struct listing l = { 0 };
+	_cleanup_free_ bool *shown = NULL, *named = NULL;
+	_cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
 	int r, ret = EXIT_CLEAN;
 
 	r = parse_options(&pc, "integrityctl status", argc, argv, table, "[DEVICE...]");
@@ -261,39 +269,30 @@ int cmd_status(int argc, const char **argv)
 		return r;
 	if (help) {
 		usage(pc);
-		poptFreeContext(pc);
 		return EXIT_CLEAN;
 	}
-	if (tree && list) {
-		poptFreeContext(pc);
+	if (tree && list)
 		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
-	}
 	if (!tree && !list)
 		tree = gopt.json || isatty(STDOUT_FILENO);
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
 			   ARRAY_SIZE(default_columns), gopt.output);
-	if (r) {
-		poptFreeContext(pc);
+	if (r)
 		return r;
-	}
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r < 0) {
-		poptFreeContext(pc);
+	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
-	}
-	r = integrity_device_list(ctx, &devs, &n);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
-			   "cannot list block devices");
-		goto out;
-	}
+	r = integrity_device_list(ctx, &l.devs, &l.n);
+	if (r < 0)
+		return fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
+			    "cannot list block devices");
+	struct integrity_device **devs = l.devs;
+	size_t n = l.n;
 
-	/* Which devices to show: all, or the named ones (a disk with its partitions). */
 	/* Which devices to show: all, or the named ones (a disk with its
 	 * partitions; in a tree, with everything made of them). */
-	bool *shown = calloc(n ? n : 1, sizeof(*shown)), *named = calloc(n ? n : 1, sizeof(*named));
-	l.devs = devs;
-	l.n = n;
+	shown = calloc(n ? n : 1, sizeof(*shown));
+	named = calloc(n ? n : 1, sizeof(*named));
 	/* Stacks of partitions only for the columns that show them; the
 	 * tree needs those of whole devices. */
 	bool stack_columns = columns_position(&set, COL_TYPE) >= 0 || columns_position(&set, COL_MEMBERS) >= 0 ||
@@ -301,12 +300,8 @@ int cmd_status(int argc, const char **argv)
 	bool want_stacks = tree || stack_columns;
 	if (want_stacks)
 		l.stacks = calloc(n ? n : 1, sizeof(*l.stacks));
-	if (!shown || !named || (want_stacks && !l.stacks)) {
-		free(shown);
-		free(named);
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
-		goto out;
-	}
+	if (!shown || !named || (want_stacks && !l.stacks))
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
 	for (size_t i = 0; want_stacks && i < n; i++)
 		if (stack_columns || !integrity_device_partno(devs[i]))
 			integrity_stack_new(devs[i], &l.stacks[i]);	/* gone meanwhile: a row without */
@@ -315,7 +310,7 @@ int cmd_status(int argc, const char **argv)
 		for (size_t i = 0; i < n; i++)
 			shown[i] = true;
 	for (size_t a = 0; args && args[a]; a++) {
-		struct integrity_device *want;
+		_cleanup_(integrity_device_freep) struct integrity_device *want = NULL;
 		r = integrity_device_new(ctx, args[a], &want);
 		if (r < 0) {
 			ret = fail(EXIT_FAIL, args[a], r == -ENODEV ? 0 : r,
@@ -331,16 +326,11 @@ int cmd_status(int argc, const char **argv)
 			if (same)
 				named[i] = true;
 		}
-		integrity_device_free(want);
 	}
 
-	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
-	if (!tb) {
-		free(shown);
-		free(named);
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "output");
-		goto out;
-	}
+	tb = columns_new_table(&set, "blockdevices");
+	if (!tb)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "output");
 	for (int pos = 0; pos < (int)set.n; pos++) {
 		size_t id = set.ids[pos];
 		if (!gopt.json || (id != COL_MEMBERS && id != COL_HOLDERS))
@@ -368,15 +358,5 @@ int cmd_status(int argc, const char **argv)
 			add_tree(&set, tb, NULL, &l, i, 0);
 	}
 	scols_print_table(tb);
-	scols_unref_table(tb);
-	free(shown);
-	free(named);
-out:
-	for (size_t i = 0; l.stacks && i < n; i++)
-		integrity_stack_free(l.stacks[i]);
-	free(l.stacks);
-	integrity_device_list_free(devs, n);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
 	return ret;
 }

@@ -328,8 +328,10 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 
 	if (integrity_device_new(ctx, name, &dev) < 0)
 		return;
-	integrity_device_kernel_state(dev, &st);
-	bool profile = strcmp(st.format, "none") != 0;
+	/* A state that cannot be read leaves the kernel's fields empty. */
+	int r = integrity_device_kernel_state(dev, &st);
+	const char *format = r == 0 ? st.format : NULL;
+	bool profile = format && strcmp(format, "none") != 0;
 	int type = integrity_device_pi_type(dev);
 	if (j) {
 		char devt[24];
@@ -338,7 +340,7 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		json_string(j, "name", integrity_device_name(dev));
 		json_string(j, "maj:min", devt);
 		json_u64(j, "size", integrity_device_size(dev));
-		json_string(j, "profile", st.format);
+		json_string(j, "profile", format);
 		if (profile) {
 			json_u64(j, "interval", st.interval);
 			json_u64(j, "tagsize", st.tag_size);
@@ -363,7 +365,8 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		columns_set(&set, ln, COL_NAME, "%s", integrity_device_name(dev));
 		columns_set(&set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
 		columns_set(&set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
-		columns_set(&set, ln, COL_PROFILE, "%s", st.format);
+		if (format)
+			columns_set(&set, ln, COL_PROFILE, "%s", format);
 		if (profile) {
 			columns_set(&set, ln, COL_INTERVAL, "%u", st.interval);
 			columns_set(&set, ln, COL_TAGSIZE, "%u", st.tag_size);

@@ -26,6 +26,12 @@ static int parse_switch(const char *value, int *out)
 
 /* md and device-mapper pass requests down without acting on the flags:
  * say so, and where they do act. */
+/* A policy switch as the kernel shows it; -1: the kernel has none. */
+static const char *switch_name(int v)
+{
+	return v < 0 ? "absent" : v ? "on" : "off";
+}
+
 static int refuse_stack(const struct integrity_device *dev)
 {
 	struct integrity_stack *st = NULL;
@@ -93,10 +99,12 @@ int cmd_set(int argc, const char **argv)
 	if (r < 0)
 		return fail(EXIT_FAIL, name, r, "cannot change the integrity policy");
 	struct integrity_kernel_state st;
-	integrity_device_kernel_state(dev, &st);
+	r = integrity_device_kernel_state(dev, &st);
+	if (r < 0)
+		return fail(EXIT_FAIL, name, r, "policy changed, but the kernel's state cannot be read back");
 	if (!gopt.quiet) {
 		printf("%s: %s, read-verify=%s, write-generate=%s\n", integrity_device_name(dev),
-		       st.format, st.read_verify ? "on" : "off", st.write_generate ? "on" : "off");
+		       st.format, switch_name(st.read_verify), switch_name(st.write_generate));
 		if (!st.read_verify && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_DEVICE)
 			printf("%s: the device still checks PI on reads (the NVMe driver asks the controller to)\n",
 			       integrity_device_name(dev));

@@ -30,13 +30,13 @@ static const struct column_def columns[] = {
 			   "protection interval in bytes" },
 	[COL_TAGSIZE] = { "TAGSIZE", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			  "tag bytes per interval the application owns (integrity/tag_size)" },
-	[COL_READ_VERIFY] = { "READ-VERIFY", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_READ_VERIFY] = { "READ-VERIFY", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 			      "the kernel verifies PI on reads" },
-	[COL_WRITE_GENERATE] = { "WRITE-GENERATE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_WRITE_GENERATE] = { "WRITE-GENERATE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 				 "the kernel generates PI on writes" },
 	[COL_PI_TYPE] = { "PI-TYPE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			  "protection type the device is formatted with (0 none, 1-3)" },
-	[COL_CAPABLE] = { "CAPABLE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_CAPABLE] = { "CAPABLE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 			  "the device itself checks PI (not only the host adapter)" },
 	[COL_STABLE] = { "STABLE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
 			 "best stable name (/dev/disk/by-id, by-path, by-partuuid; md and dm UUIDs)" },
@@ -56,6 +56,8 @@ static const size_t default_columns[] = {
 };
 
 static int bytes;
+/* A device whose kernel state could not be read was listed: exit 3. */
+static bool state_unread;
 
 /* The devices of a listing with their stacks (read only when needed). */
 struct listing {
@@ -158,8 +160,13 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	*out = ln;
 	if (!ln)
 		return;
-	integrity_device_kernel_state(dev, &st);
-	bool has_profile = strcmp(st.format, "none") != 0;
+	/* Not read: the kernel's columns stay empty, never "none" or 0. */
+	int r = integrity_device_kernel_state(dev, &st);
+	if (r < 0) {
+		warnx_obj(integrity_device_name(dev), "cannot read the kernel's integrity state: %s", strerror(-r));
+		state_unread = true;
+	}
+	bool has_profile = r == 0 && strcmp(st.format, "none") != 0;
 
 	columns_set(set, ln, COL_NAME, "%s", integrity_device_name(dev));
 	columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev),
@@ -171,7 +178,8 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	else
 		columns_set(set, ln, COL_SIZE, "%s",
 			    format_size(integrity_device_size(dev), size, sizeof(size)));
-	columns_set(set, ln, COL_PROFILE, "%s", st.format);
+	if (r == 0)
+		columns_set(set, ln, COL_PROFILE, "%s", st.format);
 	if (has_profile) {
 		columns_set(set, ln, COL_INTERVAL, "%u", st.interval);
 		columns_set(set, ln, COL_TAGSIZE, "%u", st.tag_size);
@@ -358,5 +366,5 @@ int cmd_status(int argc, const char **argv)
 			add_tree(&set, tb, NULL, &l, i, 0);
 	}
 	scols_print_table(tb);
-	return ret;
+	return state_unread && !ret ? EXIT_FAIL : ret;
 }

@@ -577,7 +577,8 @@ static int read_check(const struct integrity_device *dev, unsigned depth)
 				    : checked ? INTEGRITY_READ_CHECK_PARTIAL : INTEGRITY_READ_CHECK_NONE;
 	}
 	integrity_stack_free(s);
-	integrity_device_kernel_state(dev, &ks);
+	if ((r = integrity_device_kernel_state(dev, &ks)) < 0)
+		return r;
 	if (has_profile(&ks) && ks.read_verify == 1)
 		return INTEGRITY_READ_CHECK_KERNEL;
 	/* nvme_setup_rw(): without the kernel's PI the driver sets PRACT and

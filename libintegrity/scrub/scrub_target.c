@@ -238,7 +238,9 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	if (r < 0)
 		return r;
 	s->dev = dev;
-	integrity_device_kernel_state(dev, &ks);
+	r = integrity_device_kernel_state(dev, &ks);
+	if (r < 0)
+		return r;
 	s->block_size = dev->lbs ? dev->lbs : 512;
 	s->size = dev->size;
 	s->blocks = dev->size / s->block_size;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -31,6 +32,7 @@
 #include "inuse.h"
 #include "internal.h"
 #include "sysfs.h"
+#include "util/fileio.h"
 
 #define SYSFS_DEV_BLOCK "/sys/dev/block"
 #define KERNEL_SECTOR 512u
@@ -121,6 +123,7 @@ struct integrity_part_disk {
 	bool shared;		/* open for writing while partitions are in use */
 	char busy[PATH_MAX + 64];	/* which partition, and what uses it */
 	struct fdisk_context *cxt;	/* as read, for the next plan to take */
+	bool fresh;		/* cxt holds a GPT made in memory: the disk has no table */
 };
 
 /* ------------------------------------------------------------------ plans */
@@ -131,6 +134,15 @@ struct act {
 	bool grow;		/* resize: the kernel's partition gets bigger */
 };
 
+/* A partition of a new GPT laid out in one pass (part_gpt.c). */
+struct gpt_part {
+	unsigned partno;
+	uint64_t start, size;		/* sectors */
+	const char *type, *uuid, *name;	/* type NULL: Linux filesystem data */
+};
+
+struct gpt_image;
+
 struct integrity_part_plan {
 	struct integrity_part_disk *disk;
 	struct fdisk_context *cxt;	/* the table to write; NULL when only the kernel changes */
@@ -138,6 +150,8 @@ struct integrity_part_plan {
 	struct act *v;
 	size_t n;
 	bool write_table;
+	bool fresh;		/* cxt holds a GPT made in memory, not yet planned */
+	struct gpt_image *image;	/* the new table, written instead of cxt's */
 };
 
 /* part_disk.c */
@@ -154,7 +168,7 @@ const struct kpart *kernel_find(const struct integrity_part_disk *d, unsigned pa
 uint64_t kernel_length(const struct integrity_part_disk *d, uint64_t size, bool container);
 bool is_extended_devt(const struct integrity_part_disk *d, unsigned maj, unsigned min);
 int context_new(struct integrity_part_disk *d, bool write, struct msgs *m,
-		struct fdisk_context **cxtp);
+		struct fdisk_context **cxtp, bool *fresh);
 int tpart_from(struct tpart *t, struct fdisk_partition *pa);
 int disk_load(struct integrity_part_disk *d, struct integrity_part_error *err);
 int part_busy(const struct integrity_part_disk *d, const struct kpart *k, const struct usage *u,
@@ -167,6 +181,7 @@ int plan_new(struct integrity_part_disk *d, struct integrity_part_plan **planp,
 	     struct integrity_part_error *err);
 int plan_fail(struct integrity_part_plan **planp, int r);
 int plan_read_table(struct integrity_part_plan *plan, struct integrity_part_error *err);
+bool plan_has_label(const struct integrity_part_plan *plan);
 int new_table_allowed(const struct integrity_part_disk *d, struct integrity_part_error *err);
 int gpt_make_room(struct integrity_part_plan *plan, unsigned highest,
 		  struct integrity_part_error *err);
@@ -175,5 +190,10 @@ int check_kernel_clash(const struct integrity_part_disk *d, unsigned partno,
 int check_table(struct integrity_part_plan *plan, struct integrity_part_error *err);
 int plan_record_new(struct integrity_part_plan *plan, unsigned partno,
 		    struct integrity_part_error *err);
+
+/* part_gpt.c */
+int gpt_image_plan(struct integrity_part_plan *plan, const struct gpt_part *parts, size_t n);
+int gpt_image_write(const struct gpt_image *img, int fd);
+void gpt_image_free(struct gpt_image *img);
 
 #endif

@@ -9,6 +9,8 @@
 
 #include "part.h"
 
+_Static_assert(NAME_MAX == 255, "the %255s below");
+
 static int blkpg(int fd, int op, unsigned partno, uint64_t start, uint64_t length)
 {
 	struct blkpg_partition p = {
@@ -61,9 +63,50 @@ static int kernel_apply(struct integrity_part_plan *plan, struct act *a, int op,
 	return r;
 }
 
-/* After the kernel changed: the names and numbers it gave.  One read per
- * partition, by the kernel's naming rule ("%sp%d" after a digit); a full
- * scan only if that does not find one. */
+/* A partition the kernel has after the plan: its name and number are read
+ * afresh. */
+static bool wants_kernel_name(const struct act *a)
+{
+	return a->pub.done && a->pub.op != INTEGRITY_PART_OP_DELETE &&
+	       a->pub.op != INTEGRITY_PART_OP_REMOVE;
+}
+
+/* The names and numbers from /proc/partitions: one file for all of them,
+ * where sysfs takes an open, a read and a close per partition.  Partition
+ * names follow the kernel's rule ("%sp%d" after a digit). */
+static void fill_from_proc(struct integrity_part_plan *plan, const char *sep)
+{
+	struct integrity_part_disk *d = plan->disk;
+	size_t klen = strlen(d->kname), slen = strlen(sep);
+	_cleanup_free_ struct act **by_partno = calloc(INTEGRITY_PART_MAX + 1, sizeof(*by_partno));
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[128 + NAME_MAX];
+
+	if (!by_partno || !(f = fopen("/proc/partitions", "re")))
+		return;
+	for (size_t i = 0; i < plan->n; i++)
+		if (wants_kernel_name(&plan->v[i]) && plan->v[i].pub.partno <= INTEGRITY_PART_MAX)
+			by_partno[plan->v[i].pub.partno] = &plan->v[i];
+	while (fgets(line, sizeof(line), f)) {
+		struct kpart k = { 0 };
+		unsigned long long blocks;
+		char *end;
+
+		if (sscanf(line, " %u %u %llu %255s", &k.major, &k.minor, &blocks, k.kname) != 4 ||
+		    strncmp(k.kname, d->kname, klen) != 0 || strncmp(k.kname + klen, sep, slen) != 0 ||
+		    !isdigit((unsigned char)k.kname[klen + slen]))
+			continue;
+		unsigned long partno = strtoul(k.kname + klen + slen, &end, 10);
+		if (*end || partno > INTEGRITY_PART_MAX || !by_partno[partno])
+			continue;
+		act_set_kernel(d, by_partno[partno], &k);
+		by_partno[partno] = NULL;
+	}
+}
+
+/* After the kernel changed: the names and numbers it gave, from
+ * /proc/partitions; for any not found there, one sysfs read by the kernel's
+ * naming rule, and a full scan only if that does not find one. */
 static void actions_fill_kernel(struct integrity_part_plan *plan)
 {
 	struct integrity_part_disk *d = plan->disk;
@@ -74,15 +117,24 @@ static void actions_fill_kernel(struct integrity_part_plan *plan)
 
 	if (!d->blockdev)
 		return;
+	for (size_t i = 0; i < plan->n; i++) {
+		struct act *a = &plan->v[i];
+		if (wants_kernel_name(a)) {
+			free((char *)a->pub.kname);
+			a->pub.kname = NULL;
+		}
+	}
+	fill_from_proc(plan, sep);
 	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
-	_cleanup_close_ int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dfd = -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		struct act *a = &plan->v[i];
 		struct kpart k = { .partno = a->pub.partno };
 		char attr[NAME_MAX + 16];
-		if (!a->pub.done || a->pub.op == INTEGRITY_PART_OP_DELETE ||
-		    a->pub.op == INTEGRITY_PART_OP_REMOVE)
+		if (!wants_kernel_name(a) || a->pub.kname)
 			continue;
+		if (dfd < 0)
+			dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		snprintf(k.kname, sizeof(k.kname), "%s%s%u", d->kname, sep, a->pub.partno);
 		snprintf(attr, sizeof(attr), "%s/dev", k.kname);
 		if (dfd >= 0 && sysfs_read_devt_at(dfd, attr, &k.major, &k.minor) == 0)
@@ -135,7 +187,8 @@ static int apply_delete(struct integrity_part_plan *plan, int *first,
 				*first = set_error(err, p, r, "cannot remove it from the table");
 		}
 	}
-	if (plan->cxt && fdisk_label_is_changed(fdisk_get_label(plan->cxt, NULL)))
+	/* A GPT made in memory when the disk was read is never written here. */
+	if (plan->cxt && !plan->fresh && fdisk_label_is_changed(fdisk_get_label(plan->cxt, NULL)))
 		return table_write(plan, err);
 	return 0;
 }
@@ -155,7 +208,9 @@ int integrity_part_plan_apply(struct integrity_part_plan *plan, struct integrity
 	if (plan->n && plan->v[0].pub.op == INTEGRITY_PART_OP_DELETE) {
 		r = apply_delete(plan, &first, err);
 	} else {
-		if (plan->write_table && plan->cxt)
+		if (plan->image && (r = gpt_image_write(plan->image, d->fd)) < 0)
+			set_errorf(err, 0, r, "cannot write the partition table", "%s", strerror(-r));
+		else if (!plan->image && plan->write_table && plan->cxt && !plan->fresh)
 			r = table_write(plan, err);
 		for (size_t i = 0; r == 0 && i < plan->n; i++) {
 			struct act *a = &plan->v[i];

@@ -337,13 +337,49 @@ static bool gpt_headers_sane(int fd)
 	       (end < 0 || (gpt_header_sane_at(fd, end - 512) && gpt_header_sane_at(fd, end - 4096)));
 }
 
-/* A libfdisk context on the disk's descriptor; messages go to m. */
-int context_new(struct integrity_part_disk *d, bool write, struct msgs *m,
-		struct fdisk_context **cxtp)
+/* libfdisk probes the whole device with libblkid for signatures of other
+ * things (fdisk_check_collisions) when a device is assigned, and again when a
+ * label is created on a disk that had none: on an empty disk that is two
+ * full probes, each reading a megabyte (ZFS keeps labels at both ends).
+ * For writing, the first is skipped (list-only mode); a disk with a GPT
+ * needs no collision check (libfdisk drops a table signature then, and a
+ * file system signature next to a table is not ours to judge), and on a disk
+ * without a table the label is created here, in memory only, so that its
+ * probe is the only one and answers fdisk_get_collision().  *fresh says so;
+ * the plan uses that label instead of creating another.  Anything else (an
+ * MBR, whose warnings list-only mode skips, or a failure) is assigned again
+ * the ordinary way. */
+static int context_assign_fast(struct fdisk_context *cxt, struct integrity_part_disk *d,
+			       bool *fresh)
 {
-	struct fdisk_context *cxt = fdisk_new_context();
+	struct msgs scratch = { 0 };
 	int r;
 
+	fdisk_enable_listonly(cxt, 1);
+	r = fdisk_assign_device_by_fd(cxt, d->fd, d->path, 0);
+	fdisk_enable_listonly(cxt, 0);
+	if (r < 0)
+		return r;
+	if (fdisk_has_label(cxt))
+		return fdisk_is_labeltype(cxt, FDISK_DISKLABEL_GPT) ? 0 : -EAGAIN;
+	fdisk_set_ask(cxt, ask_cb, &scratch);
+	r = fdisk_create_disklabel(cxt, "gpt");
+	msgs_clear(&scratch);
+	if (r < 0)
+		return -EAGAIN;
+	*fresh = true;
+	return 0;
+}
+
+/* A libfdisk context on the disk's descriptor; messages go to m.  *fresh:
+ * see context_assign_fast(). */
+int context_new(struct integrity_part_disk *d, bool write, struct msgs *m,
+		struct fdisk_context **cxtp, bool *fresh)
+{
+	struct fdisk_context *cxt = fdisk_new_context();
+	int r = -EAGAIN;
+
+	*fresh = false;
 	if (!cxt)
 		return -ENOMEM;
 	if (!gpt_headers_sane(d->fd)) {
@@ -352,7 +388,14 @@ int context_new(struct integrity_part_disk *d, bool write, struct msgs *m,
 		return -EBADMSG;
 	}
 	fdisk_set_ask(cxt, ask_cb, m);
-	r = fdisk_assign_device_by_fd(cxt, d->fd, d->path, !write);
+	if (write)
+		r = context_assign_fast(cxt, d, fresh);
+	if (r == -EAGAIN) {
+		*fresh = false;
+		fdisk_set_ask(cxt, ask_cb, m);
+		r = fdisk_assign_device_by_fd(cxt, d->fd, d->path, !write);
+	}
+	fdisk_set_ask(cxt, ask_cb, m);
 	if (r < 0) {
 		fdisk_unref_context(cxt);
 		return r;
@@ -398,7 +441,7 @@ int tpart_from(struct tpart *t, struct fdisk_partition *pa)
 }
 
 static int table_read_from(struct integrity_part_disk *d, struct fdisk_context *cxt,
-			   struct integrity_part_error *err)
+			   bool fresh, struct integrity_part_error *err)
 {
 	_cleanup_table_ struct fdisk_table *tb = NULL;
 	_cleanup_iter_ struct fdisk_iter *itr = NULL;
@@ -407,7 +450,7 @@ static int table_read_from(struct integrity_part_disk *d, struct fdisk_context *
 
 	d->sector_size = (unsigned)fdisk_get_sector_size(cxt);
 	d->nsectors = fdisk_get_nsectors(cxt);
-	if (!fdisk_has_label(cxt)) {
+	if (fresh || !fdisk_has_label(cxt)) {
 		const char *other = fdisk_get_collision(cxt);
 		if (other) {
 			char buf[128];
@@ -451,26 +494,30 @@ static int table_read_from(struct integrity_part_disk *d, struct fdisk_context *
 static int table_read(struct integrity_part_disk *d, struct integrity_part_error *err)
 {
 	struct fdisk_context *cxt = NULL;
+	bool fresh;
 	int r;
 
 	if (d->cxt)
 		fdisk_unref_context(d->cxt);
 	d->cxt = NULL;
+	d->fresh = false;
 	tparts_free(d);
 	free(d->label);
 	free(d->id);
 	d->label = d->id = NULL;
 	msgs_clear(&d->problems);
 
-	r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &d->problems, &cxt);
+	r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &d->problems, &cxt, &fresh);
 	if (r < 0)
 		return set_errorf(err, 0, r, "cannot read the partition table", "%s",
 				  msgs_last(&d->problems));
-	r = table_read_from(d, cxt, err);
-	if (r < 0)
+	r = table_read_from(d, cxt, fresh, err);
+	if (r < 0) {
 		fdisk_unref_context(cxt);
-	else
+	} else {
 		d->cxt = cxt;
+		d->fresh = fresh;
+	}
 	return r;
 }
 

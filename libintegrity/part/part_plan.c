@@ -45,6 +45,7 @@ void integrity_part_plan_free(struct integrity_part_plan *plan)
 	free(plan->v);
 	if (plan->cxt)
 		fdisk_unref_context(plan->cxt);
+	gpt_image_free(plan->image);
 	msgs_clear(&plan->msgs);
 	free(plan);
 }
@@ -129,16 +130,25 @@ int plan_read_table(struct integrity_part_plan *plan, struct integrity_part_erro
 	 * (a later plan reads its own).  Read-only is enough for a dry run. */
 	if (d->cxt) {
 		plan->cxt = d->cxt;
+		plan->fresh = d->fresh;
 		d->cxt = NULL;
+		d->fresh = false;
 		fdisk_set_ask(plan->cxt, ask_cb, &plan->msgs);
 		return 0;
 	}
-	int r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &plan->msgs, &plan->cxt);
+	int r = context_new(d, d->flags & INTEGRITY_PART_WRITE, &plan->msgs, &plan->cxt, &plan->fresh);
 
 	if (r < 0)
 		return set_errorf(err, 0, r, "cannot read the partition table", "%s",
 				  msgs_last(&plan->msgs));
 	return 0;
+}
+
+/* Whether the disk has a table: a GPT made in memory when it was read
+ * (context_new) does not count. */
+bool plan_has_label(const struct integrity_part_plan *plan)
+{
+	return !plan->fresh && fdisk_has_label(plan->cxt);
 }
 
 /* A new table is laid out afresh: its sectors may be inside partitions the
@@ -159,7 +169,7 @@ static int plan_label(struct integrity_part_plan *plan, const char *label,
 {
 	int r;
 
-	if (fdisk_has_label(plan->cxt)) {
+	if (plan_has_label(plan)) {
 		const char *have = fdisk_label_get_name(fdisk_get_label(plan->cxt, NULL));
 		if (label && strcmp(label, have) != 0)
 			return set_errorf(err, 0, -EEXIST, "cannot create a new partition table",
@@ -176,7 +186,9 @@ static int plan_label(struct integrity_part_plan *plan, const char *label,
 				  "unknown type '%s' (gpt or dos)", label);
 	if (fdisk_get_collision(plan->cxt))
 		fdisk_enable_wipe(plan->cxt, 1);
-	r = fdisk_create_disklabel(plan->cxt, label);
+	/* A GPT made when the disk was read is the one asked for. */
+	r = plan->fresh && strcmp(label, "gpt") == 0 ? 0 : fdisk_create_disklabel(plan->cxt, label);
+	plan->fresh = false;
 	if (r < 0)
 		return set_errorf(err, 0, r, "cannot create a partition table", "%s",
 				  msgs_last(&plan->msgs));
@@ -402,6 +414,40 @@ int plan_record_new(struct integrity_part_plan *plan, unsigned partno,
 	return a ? 0 : set_error(err, partno, -ENOMEM, "planning");
 }
 
+/*
+ * Partition GUIDs, as libuuid's uuid_generate_random() makes them (version 4,
+ * RFC 4122 variant), but from one getrandom() for all of them: libfdisk
+ * would make each with its own getrandom() and four more system calls
+ * (libuuid stirs its fallback generator with the process and thread ids).
+ * Without getrandom() libfdisk makes them as usual.
+ */
+static int random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, GRND_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static const char *uuid_v4_string(uint8_t b[16], char out[37])
+{
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+	return out;
+}
+
 static bool is_guid(const char *s)
 {
 	if (strlen(s) != 36)
@@ -426,6 +472,47 @@ static struct fdisk_parttype *parse_type(struct fdisk_context *cxt, const char *
 	if (!t && is_gpt(cxt) && is_guid(s))
 		t = fdisk_label_advparse_parttype(lb, s, FDISK_PARTTYPE_PARSE_DATA);
 	return t;
+}
+
+/* The partitions of a count-and-size plan on a new GPT, in one pass; -EAGAIN
+ * when that does not work out and they are to be added one at a time. */
+static int create_in_one_pass(struct integrity_part_plan *plan, const struct integrity_part_spec *spec,
+			      struct fdisk_parttype *type, const unsigned *numbers,
+			      const uint64_t *starts, uint64_t size, uint8_t (*random)[16],
+			      struct integrity_part_error *err)
+{
+	_cleanup_free_ struct gpt_part *parts = calloc(spec->count, sizeof(*parts));
+	_cleanup_free_ char (*uuid)[37] = calloc(spec->count, 37);
+	_cleanup_free_ char (*name)[GPT_NAME_MAX + 1] = calloc(spec->count, GPT_NAME_MAX + 1);
+	const char *type_guid = type ? fdisk_parttype_get_string(type) : NULL;
+	int r;
+
+	if (!parts || !uuid || !name)
+		return set_error(err, 0, -ENOMEM, "planning");
+	if (type && !type_guid)
+		return -EAGAIN;
+	for (unsigned i = 0; i < spec->count; i++) {
+		struct gpt_part *p = &parts[i];
+		r = check_kernel_clash(plan->disk, numbers[i], starts[i], size, err);
+		if (r < 0)
+			return r;
+		p->partno = numbers[i];
+		p->start = starts[i];
+		p->size = size;
+		p->type = type_guid;
+		p->uuid = uuid_v4_string(random[i], uuid[i]);
+		if (spec->name_prefix && *spec->name_prefix) {
+			snprintf(name[i], sizeof(name[i]), "%s%u", spec->name_prefix, numbers[i]);
+			p->name = name[i];
+		}
+	}
+	r = gpt_image_plan(plan, parts, spec->count);
+	if (r < 0)
+		return r == -ENOMEM ? set_error(err, 0, r, "planning") : r;
+	for (unsigned i = 0; i < spec->count; i++)
+		if ((r = plan_record_new(plan, numbers[i], err)) < 0)
+			return r;
+	return 0;
 }
 
 INTEGRITY_EXPORT
@@ -458,7 +545,10 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 	if (r < 0)
 		return r;
 	struct integrity_part_plan *plan = *planp;
-	if ((r = plan_read_table(plan, err)) < 0 || (r = plan_label(plan, spec->label, err)) < 0)
+	if ((r = plan_read_table(plan, err)) < 0)
+		return plan_fail(planp, r);
+	bool new_table = !plan_has_label(plan);
+	if ((r = plan_label(plan, spec->label, err)) < 0)
 		return plan_fail(planp, r);
 	if (!is_gpt(plan->cxt))
 		return plan_fail(planp, set_errorf(err, 0, -EOPNOTSUPP, "bad spec",
@@ -527,6 +617,20 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 			integrity_size_string(total * d->sector_size, h4, sizeof(h4)),
 			integrity_size_string(largest * d->sector_size, h5, sizeof(h5)), placed));
 
+	_cleanup_free_ uint8_t (*random)[16] = calloc(spec->count, 16);
+	if (!random)
+		return plan_fail(planp, set_error(err, 0, -ENOMEM, "planning"));
+	bool uuids = random_bytes(random, spec->count * 16ul) == 0;
+
+	/* A new GPT with nothing to wipe: laid out in one pass (part_gpt.c). */
+	if (new_table && uuids && !fdisk_get_collision(plan->cxt)) {
+		r = create_in_one_pass(plan, spec, type, numbers, starts, size, random, err);
+		if (r == 0)
+			goto check;
+		if (r != -EAGAIN)
+			return plan_fail(planp, r);
+	}
+
 	unsigned final = grown ? gpt_shrink_for_adding(plan) : 0;
 	for (unsigned i = 0; i < spec->count; i++) {
 		_cleanup_partition_ struct fdisk_partition *pa = fdisk_new_partition();
@@ -542,6 +646,10 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 		if (r < 0)
 			return plan_fail(planp, r);
 		fdisk_partition_set_partno(pa, p - 1);
+		if (uuids) {
+			char uuid[37];
+			fdisk_partition_set_uuid(pa, uuid_v4_string(random[i], uuid));
+		}
 		fdisk_partition_set_start(pa, starts[i]);
 		fdisk_partition_set_size(pa, size);
 		fdisk_partition_size_explicit(pa, 1);
@@ -563,6 +671,7 @@ int integrity_part_plan_create(struct integrity_part_disk *d, const struct integ
 	    (r = fdisk_gpt_set_npartitions(plan->cxt, final)) < 0)
 		return plan_fail(planp, set_errorf(err, 0, r, "cannot grow the GPT entry array", "%s",
 						   msgs_last(&plan->msgs)));
+check:
 	r = check_table(plan, err);
 	return r < 0 ? plan_fail(planp, r) : 0;
 }

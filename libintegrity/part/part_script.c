@@ -63,7 +63,7 @@ int integrity_part_plan_script(struct integrity_part_disk *d, int fd, const char
 	/* On a disk with a table the script adds to it, as sfdisk --append does;
 	 * on an empty disk its headers make the table. */
 	const char *want = fdisk_script_get_header(dp, "label");
-	if (fdisk_has_label(plan->cxt)) {
+	if (plan_has_label(plan)) {
 		const char *have = fdisk_label_get_name(fdisk_get_label(plan->cxt, NULL));
 		if ((want && strcmp(want, have) != 0) || (label && strcmp(label, have) != 0))
 			return plan_fail(planp, set_errorf(err, 0, -EEXIST,
@@ -90,6 +90,7 @@ int integrity_part_plan_script(struct integrity_part_disk *d, int fd, const char
 		/* Headers only: the partitions are added one at a time below, so
 		 * that a failure names its partition. */
 		r = fdisk_apply_script_headers(plan->cxt, dp);
+		plan->fresh = false;
 		if (r < 0)
 			return plan_fail(planp, set_errorf(err, 0, r, "bad script",
 				"cannot apply its headers%s%s", plan->msgs.n ? ": " : "",

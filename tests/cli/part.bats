@@ -103,7 +103,7 @@ sfdisk_table() {
 	dev=$(new_loop 300M)
 	# Traced: the table is written once, whole, and each partition
 	# registered once.  (LeakSanitizer cannot run under ptrace.)
-	run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -e trace=write,pwrite64,ioctl -e abbrev=none -o "$BATS_TEST_TMPDIR/trace" \
+	run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -e trace=write,pwrite64,ioctl,getrandom,memfd_create -e abbrev=none -o "$BATS_TEST_TMPDIR/trace" \
 		"$INTEGRITYCTL" part create "$dev" --label gpt --count 255 --size 1M --name-prefix data --yes
 	assert_success
 	[ "$(grep -c "259:" <<<"$output")" -eq 255 ]
@@ -112,11 +112,23 @@ sfdisk_table() {
 	[ "$(grep -cE 'write[^(]*\(.*, 32640(, [0-9]+)?\) += 32640$' "$BATS_TEST_TMPDIR/trace")" -eq 2 ]
 	[ "$(grep -c 'BLKPG_ADD_PARTITION' "$BATS_TEST_TMPDIR/trace")" -eq 255 ]
 	! grep -q BLKRRPART "$BATS_TEST_TMPDIR/trace"
+	# Laid out in one pass, and read back by libfdisk from memory before
+	# anything was written.
+	grep -q 'memfd_create("integrityctl-gpt"' "$BATS_TEST_TMPDIR/trace"
+	# The partition GUIDs come from one getrandom() for all of them; the
+	# one UUID-sized call left is the disk's GUID.
+	[ "$(grep -cE '^([0-9]+ +)?getrandom\(.*, 16, ' "$BATS_TEST_TMPDIR/trace")" -le 1 ]
 
 	# The table as sfdisk and sgdisk read it.
 	[ "$(sfdisk_table "$dev" | wc -l)" -eq 255 ]
 	diff <(our_table "$dev") <(sfdisk_table "$dev")
 	sfdisk --dump "$dev" | grep -q '^table-length: 255$'
+	# Both headers and both arrays check out, for sfdisk and libblkid.
+	run sfdisk --verify "$dev"
+	assert_success
+	assert_output --partial "No errors detected"
+	[ "$(blkid -p -s PTTYPE -o value "$dev")" = gpt ]
+	[ "$(blkid -p -s PTUUID -o value "$dev" | tr a-f A-F)" = "$(sfdisk --dump "$dev" | sed -n 's/^label-id: //p')" ]
 	run sgdisk -v "$dev"
 	assert_success
 	assert_output --partial "No problems found"
@@ -134,6 +146,10 @@ sfdisk_table() {
 	for n in $(seq 255); do nodes+=("$(part_node "$dev" "$n")"); done
 	diff <(blkid -p -s PART_ENTRY_UUID -o value "${nodes[@]}" | tr a-f A-F) \
 	     <(our_table "$dev" | awk '{print $5}')
+	# Random (version 4, RFC 4122 variant) and all different.
+	[ "$(our_table "$dev" | awk '{print $5}' | sort -u | wc -l)" -eq 255 ]
+	[ "$(our_table "$dev" | awk '{print $5}' |
+	     grep -cvE '^[0-9A-F]{8}-[0-9A-F]{4}-4[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}$')" -eq 0 ]
 	[ "$(blkid -p -s PART_ENTRY_NAME -o value "$(part_node "$dev" 200)")" = data200 ]
 
 	# The 256th is refused, before anything is written.
@@ -559,4 +575,112 @@ refused_everywhere() {
 	assert_output "integrityctl: $dev: cannot create a partition table: partitions the kernel has are in use: ${p1#/dev/} is mounted on $BATS_TEST_TMPDIR/fs"
 	[ "$(sha256sum <"$dev")" = "$sum" ]
 	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
+}
+
+@test "an empty disk is probed for other signatures once, and they are still found" {
+	# libblkid says when it starts a superblock scan (a megabyte of reads
+	# on an empty disk): one for the open, none more for the new table.
+	dev=$(new_loop 64M)
+	run env LIBBLKID_DEBUG=lowprobe "$INTEGRITYCTL" part create "$dev" --label gpt --count 2 --size 1M --yes
+	assert_success
+	[ "$(grep -c 'starting probing loop \[SUBLKS' <<<"$output")" -eq 1 ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
+	sgdisk -v "$dev" | grep -q "No problems found"
+
+	# A swap signature: a problem when read for writing as when only listed,
+	# refused without --force, wiped with it.
+	command -v mkswap >/dev/null || skip "needs mkswap"
+	dev=$(new_loop 64M)
+	mkswap -q "$dev"
+	# udev probes the new signature holding the disk's lock: let it finish.
+	! command -v udevadm >/dev/null || udevadm settle --timeout=120 || true
+	run ictl part list "$dev"
+	assert_output --partial "holds a swap signature"
+	sum=$(md5sum <"$dev")
+	run ictl part create "$dev" --label gpt --count 1 --size 1M --yes
+	assert_failure 3
+	assert_output --partial "holds a swap signature"
+	[ "$(md5sum <"$dev")" = "$sum" ]
+	run ictl part create "$dev" --label gpt --count 1 --size 1M --yes --force
+	assert_success
+	[ "$(blkid -p -s PTTYPE -o value "$dev")" = gpt ]
+	[ -z "$(blkid -p -s TYPE -o value "$dev")" ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 1 ]
+}
+
+@test "an empty disk takes an MBR too; an MBR disk is read as before" {
+	dev=$(new_loop 64M)
+	run ictl part create "$dev" --script - --yes <<-'EOF'
+		label: dos
+		size=4M
+		size=8M, type=83
+	EOF
+	assert_success
+	[ "$(sfdisk --dump "$dev" | sed -n 's/^label: //p')" = dos ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
+	printf 'size=2M\n' | ictl part create "$dev" --script - --yes >/dev/null
+	[ "$(sfdisk --dump "$dev" | grep -c '^/')" -eq 3 ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 3 ]
+	run ictl part create "$dev" --count 1 --size 1M --yes
+	assert_failure
+	assert_output --partial "need a GPT table; the disk has a dos table"
+	# Nothing planned writes a table: a delete on a disk without one.
+	dev=$(new_loop 64M)
+	ictl part create "$dev" --label gpt --count 2 --size 1M --yes >/dev/null
+	dd if=/dev/zero of="$dev" bs=1M count=1 conv=notrunc status=none
+	dd if=/dev/zero of="$dev" bs=1M seek=63 count=1 conv=notrunc status=none
+	sum=$(md5sum <"$dev")
+	run ictl part delete "$dev" 2 --yes
+	assert_success
+	[ "$(md5sum <"$dev")" = "$sum" ]
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 1 ]
+}
+
+# sfdisk's dump without what is random: the GUIDs.
+layout() {
+	sfdisk --dump "$1" | grep -v -e '^label-id:' -e '^device:' | sed -E 's/^[^ ]*[^0-9]([0-9]+) :/\1 :/; s/, uuid=[^,]*//'
+}
+
+@test "a new GPT in one pass: the layout libfdisk makes one partition at a time" {
+	# A name that is not ASCII takes libfdisk's way; the same table
+	# otherwise, to the sector.
+	a=$(new_loop 100M)
+	b=$(new_loop 100M)
+	run ictl part create "$a" --label gpt --count 40 --size 2M --type swap --name-prefix data --yes
+	assert_success
+	run ictl part create "$b" --label gpt --count 40 --size 2M --type swap --name-prefix dätä --yes
+	assert_success
+	diff <(layout "$a" | sed 's/name="data/name="X/') <(layout "$b" | sed 's/name="d\\xc3\\xa4t\\xc3\\xa4/name="X/')
+	[ "$(ictl part list -J "$b" | jq -r '.partitions[].name' | grep -c '^dätä')" -eq 40 ]
+	for dev in "$a" "$b"; do
+		sfdisk --verify "$dev" | grep -q "No errors detected"
+		sgdisk -v "$dev" | grep -q "No problems found"
+		[ "$(sysfs_parts "$dev" | wc -l)" -eq 40 ]
+	done
+	diff <(our_table "$a") <(sfdisk_table "$a")
+	# The protective MBR: one record of type 0xee from sector 1 to the end.
+	[ "$(dd if="$a" bs=1 skip=446 count=16 status=none | od -An -tx1 | tr -d ' \n')" = \
+	  "$(dd if="$b" bs=1 skip=446 count=16 status=none | od -An -tx1 | tr -d ' \n')" ]
+	[ "$(dd if="$a" bs=1 skip=510 count=2 status=none | od -An -tx1 | tr -d ' \n')" = 55aa ]
+}
+
+@test "a new GPT in one pass on 4096-byte sectors, and on an image file" {
+	img=$(mktemp "$BATS_TEST_TMPDIR/disk.XXXXXX")
+	truncate -s 128M "$img"
+	dev=$(losetup -b 4096 -P -f --show "$img" | tee -a loops)
+	[ "$(blockdev --getss "$dev")" -eq 4096 ] || skip "no 4096-byte sectors on loop devices here"
+	run ictl part create "$dev" --label gpt --count 30 --size 2M --name-prefix p --yes
+	assert_success
+	sfdisk --dump "$dev" | grep -q '^sector-size: 4096$'
+	sfdisk --verify "$dev" | grep -q "No errors detected"
+	sgdisk -v "$dev" | grep -q "No problems found"
+	[ "$(sysfs_parts "$dev" | wc -l)" -eq 30 ]
+	diff <(our_table "$dev") <(sfdisk_table "$dev")
+	diff <(sysfs_parts "$dev" | awk '{print $1, $3 / 8, $4 / 8}') \
+	     <(our_table "$dev" | awk '{print $1, $2, $3}')
+
+	truncate -s 64M disk.img
+	ictl part create disk.img --label gpt --count 20 --size 1M --yes >/dev/null
+	sfdisk --verify disk.img | grep -q "No errors detected"
+	[ "$(sfdisk_table disk.img | wc -l)" -eq 20 ]
 }

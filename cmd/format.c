@@ -322,14 +322,16 @@ static void on_progress(void *data, const struct integrity_format_progress *p)
 /* The device as `status` shows it now. */
 static void status_row(struct integrity_context *ctx, const char *name, struct json *j)
 {
-	struct integrity_device *dev;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
 	struct integrity_kernel_state st;
 	char size[32];
 
 	if (integrity_device_new(ctx, name, &dev) < 0)
 		return;
-	integrity_device_kernel_state(dev, &st);
-	bool profile = strcmp(st.format, "none") != 0;
+	/* A state that cannot be read leaves the kernel's fields empty. */
+	int r = integrity_device_kernel_state(dev, &st);
+	const char *format = r == 0 ? st.format : NULL;
+	bool profile = format && strcmp(format, "none") != 0;
 	int type = integrity_device_pi_type(dev);
 	if (j) {
 		char devt[24];
@@ -338,7 +340,7 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		json_string(j, "name", integrity_device_name(dev));
 		json_string(j, "maj:min", devt);
 		json_u64(j, "size", integrity_device_size(dev));
-		json_string(j, "profile", st.format);
+		json_string(j, "profile", format);
 		if (profile) {
 			json_u64(j, "interval", st.interval);
 			json_u64(j, "tagsize", st.tag_size);
@@ -351,22 +353,20 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		else
 			json_string(j, "pi-type", NULL);
 		json_object_end(j);
-		integrity_device_free(dev);
 		return;
 	}
 	struct column_set set;
 	if (columns_select(&set, columns, ARRAY_SIZE(columns), default_columns, ARRAY_SIZE(default_columns),
-			   gopt.output) != 0) {
-		integrity_device_free(dev);
+			   gopt.output) != 0)
 		return;
-	}
 	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
 	struct libscols_line *ln = tb ? scols_table_new_line(tb, NULL) : NULL;
 	if (ln) {
 		columns_set(&set, ln, COL_NAME, "%s", integrity_device_name(dev));
 		columns_set(&set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
 		columns_set(&set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
-		columns_set(&set, ln, COL_PROFILE, "%s", st.format);
+		if (format)
+			columns_set(&set, ln, COL_PROFILE, "%s", format);
 		if (profile) {
 			columns_set(&set, ln, COL_INTERVAL, "%u", st.interval);
 			columns_set(&set, ln, COL_TAGSIZE, "%u", st.tag_size);
@@ -376,7 +376,6 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		scols_print_table(tb);
 	}
 	scols_unref_table(tb);
-	integrity_device_free(dev);
 }
 
 int cmd_format(int argc, const char **argv)
@@ -396,13 +395,13 @@ int cmd_format(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_format_plan_freep) struct integrity_format_plan *plan = NULL;
 	struct integrity_format_request req;
-	struct integrity_context *ctx = NULL;
-	struct integrity_device *dev = NULL;
-	struct integrity_format_plan *plan = NULL;
 	char why[512], parts[1024];
 	struct json j;
-	poptContext pc;
 	int r, ret = EXIT_CLEAN;
 
 	r = parse_options(&pc, "integrityctl format", argc, argv, table, usage_line);
@@ -411,34 +410,27 @@ int cmd_format(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fprintf(stderr, "integrityctl: format: usage: format %s\n", usage_line);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
 	const char *name = args[0];
-	if ((ret = parse_request(&req)) != 0)
-		goto out;
+	if ((r = parse_request(&req)) != 0)
+		return r;
 
-	if ((ret = open_device(name, &ctx, &dev)) != 0)
-		goto out;
+	if ((r = open_device(name, &ctx, &dev)) != 0)
+		return r;
 	name = integrity_device_name(dev);
-	if (integrity_device_partno(dev)) {
-		ret = fail(EXIT_FAIL, name, 0, "is a partition: a format applies to the whole disk (%s) and erases "
-			   "all of its partitions", integrity_device_disk_name(dev));
-		goto out;
-	}
+	if (integrity_device_partno(dev))
+		return fail(EXIT_FAIL, name, 0, "is a partition: a format applies to the whole disk (%s) and erases "
+			    "all of its partitions", integrity_device_disk_name(dev));
 	/* First: a device in use is refused whatever else is wrong with the request. */
 	r = integrity_device_in_use(dev, why, sizeof(why));
-	if (r != 0) {
-		ret = r > 0 ? fail(EXIT_FAIL, name, 0, "in use: %s; nothing written", why) :
-			      fail(EXIT_FAIL, name, r, "cannot tell whether it is in use");
-		goto out;
-	}
+	if (r != 0)
+		return r > 0 ? fail(EXIT_FAIL, name, 0, "in use: %s; nothing written", why) :
+			       fail(EXIT_FAIL, name, r, "cannot tell whether it is in use");
 	r = integrity_format_plan_new(dev, &req, &plan, why, sizeof(why));
-	if (r < 0) {
-		ret = fail(r == -EINVAL ? EXIT_USAGE : EXIT_FAIL, name, 0, "cannot format: %s",
-			   why[0] ? why : strerror(-r));
-		goto out;
-	}
+	if (r < 0)
+		return fail(r == -EINVAL ? EXIT_USAGE : EXIT_FAIL, name, 0, "cannot format: %s",
+			    why[0] ? why : strerror(-r));
 
 	partition_names(ctx, dev, parts, sizeof(parts));
 	if (gopt.json) {
@@ -453,7 +445,7 @@ int cmd_format(int argc, const char **argv)
 			json_close(&j);
 		else if (!gopt.quiet)
 			printf("dry run: nothing written\n");
-		goto out;
+		return EXIT_CLEAN;
 	}
 	fflush(stdout);
 	if ((ret = confirm(name)) != 0) {
@@ -461,7 +453,7 @@ int cmd_format(int argc, const char **argv)
 			json_string(&j, "error", "not confirmed");
 			json_close(&j);
 		}
-		goto out;
+		return ret;
 	}
 
 	struct progress_state ps = { .name = name, .tty = isatty(STDERR_FILENO) && !gopt.quiet };
@@ -488,10 +480,5 @@ int cmd_format(int argc, const char **argv)
 	} else if (res && !gopt.quiet) {
 		status_row(ctx, name, NULL);
 	}
-out:
-	integrity_format_plan_free(plan);
-	integrity_device_free(dev);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
 	return ret;
 }

@@ -132,7 +132,8 @@ static int run(int argc, const char **argv)
 		GLOBAL_OPTIONS,
 		POPT_TABLEEND
 	};
-	poptContext ctx = poptGetContext("integrityctl", argc, argv, table, POPT_CONTEXT_POSIXMEHARDER);
+	_cleanup_popt_ poptContext ctx = poptGetContext("integrityctl", argc, argv, table,
+							POPT_CONTEXT_POSIXMEHARDER);
 	int rc;
 
 	while ((rc = poptGetNextOpt(ctx)) > 0)
@@ -140,20 +141,17 @@ static int run(int argc, const char **argv)
 	if (rc < -1) {
 		fprintf(stderr, "integrityctl: %s: %s\n", poptBadOption(ctx, 0), poptStrerror(rc));
 		fputs("Try 'integrityctl --help'.\n", stderr);
-		poptFreeContext(ctx);
 		return EXIT_USAGE;
 	}
 	if (version) {
 		printf("integrityctl %s (libintegrity %s, crc %s)\n", PACKAGE_VERSION,
 		       integrity_version(), integrity_crc_implementation());
-		poptFreeContext(ctx);
 		return EXIT_CLEAN;
 	}
 
 	const char **rest = poptGetArgs(ctx);
 	if (help || !rest || !rest[0]) {
 		usage(help ? stdout : stderr);
-		poptFreeContext(ctx);
 		return help ? EXIT_CLEAN : EXIT_USAGE;
 	}
 
@@ -161,7 +159,7 @@ static int run(int argc, const char **argv)
 	while (rest[nrest])
 		nrest++;
 	/* Copied: the command's own popt context outlives this one. */
-	const char **cargv = calloc((size_t)nrest + 1, sizeof(*cargv));
+	_cleanup_free_ const char **cargv = calloc((size_t)nrest + 1, sizeof(*cargv));
 	if (!cargv)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating arguments");
 	for (int i = 0; i < nrest; i++)
@@ -179,8 +177,6 @@ static int run(int argc, const char **argv)
 		fputs(" See 'integrityctl --help'.\n", stderr);
 		ret = EXIT_USAGE;
 	}
-	free(cargv);
-	poptFreeContext(ctx);
 	return ret;
 }
 

@@ -110,18 +110,16 @@ void owners_json(struct json *j, const struct integrity_owners *owners, size_t r
  * metadata is, and the file system. */
 char *owner_text(const struct integrity_owner *w)
 {
-	char *path = w->path ? printable_name(w->path, true, true) : NULL;
-	char *note = w->note ? printable_name(w->note, true, false) : NULL;
+	_cleanup_free_ char *path = w->path ? printable_name(w->path, true, true) : NULL;
+	_cleanup_free_ char *note = w->note ? printable_name(w->note, true, false) : NULL;
 	char fs[PATH_MAX + 128] = "", what[512] = "";
 	char *out = NULL;
 
 	if (w->fs && w->fs->type[0]) {
-		char *dev = printable_name(w->fs->device, true, true);
-		char *mnt = w->fs->mountpoint ? printable_name(w->fs->mountpoint, true, true) : NULL;
+		_cleanup_free_ char *dev = printable_name(w->fs->device, true, true);
+		_cleanup_free_ char *mnt = w->fs->mountpoint ? printable_name(w->fs->mountpoint, true, true) : NULL;
 		snprintf(fs, sizeof(fs), " (%s on %s%s%s)", w->fs->type, dev ? dev : "?",
 			 mnt ? ", mounted on " : ", not mounted", mnt ? mnt : "");
-		free(dev);
-		free(mnt);
 	}
 	switch (w->kind) {
 	case INTEGRITY_OWNER_FILE:
@@ -149,8 +147,6 @@ char *owner_text(const struct integrity_owner *w)
 	if (asprintf(&out, "%s%s%s%s%s", path ? path : "", path ? ": " : "", what, note ? ": " : "",
 		     note ? note : "") < 0)
 		out = NULL;
-	free(path);
-	free(note);
 	return out;
 }
 
@@ -159,9 +155,8 @@ void owners_text(FILE *out, const struct integrity_owners *owners, size_t range,
 	size_t n = integrity_owners_count(owners, range);
 
 	for (size_t i = 0; i < n; i++) {
-		char *t = owner_text(integrity_owners_get(owners, range, i));
+		_cleanup_free_ char *t = owner_text(integrity_owners_get(owners, range, i));
 		if (t)
 			fprintf(out, "%s%s\n", indent, t);
-		free(t);
 	}
 }

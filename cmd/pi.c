@@ -149,12 +149,13 @@ static int pi_generate(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_pi_ctx_freep) struct integrity_pi_ctx *ctx = NULL;
+	_cleanup_close_ int in = -1, out = -1;
+	_cleanup_free_ uint8_t *raw = NULL, *buf = NULL, *md = NULL;
 	struct integrity_pi_params p;
-	struct integrity_pi_ctx *ctx = NULL;
-	int r, ret = EXIT_FAIL, in = -1, out = -1;
 	uint64_t size;
-	uint8_t *raw = NULL, *buf = NULL, *md = NULL;
+	int r;
 
 	r = parse_options(&pc, "integrityctl pi generate", argc, argv, table, generate_usage);
 	if (r)
@@ -162,59 +163,42 @@ static int pi_generate(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || (!o.out == !pi_opts.pi_file)) {
 		fprintf(stderr, "integrityctl: pi generate: usage: %s\n", generate_usage);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
 	const char *path = args[0];
 	r = pi_options_parse(&p, "T10-DIF-TYPE1-CRC");
 	if (r)
-		goto out;
+		return r;
 	r = integrity_pi_ctx_new(&ctx, &p);
-	if (r < 0) {
-		ret = fail(EXIT_USAGE, NULL, r, "invalid protection geometry");
-		goto out;
-	}
+	if (r < 0)
+		return fail(EXIT_USAGE, NULL, r, "invalid protection geometry");
 	in = open_file(path, O_RDONLY, &size);
-	if (in < 0) {
-		ret = open_failed(path, in, "cannot open");
-		goto out;
-	}
-	if (size % p.interval) {
-		ret = fail(EXIT_USAGE, path, 0,
-			   "%" PRIu64 " bytes is not a whole number of %u-byte intervals", size, p.interval);
-		goto out;
-	}
+	if (in < 0)
+		return open_failed(path, in, "cannot open");
+	if (size % p.interval)
+		return fail(EXIT_USAGE, path, 0,
+			    "%" PRIu64 " bytes is not a whole number of %u-byte intervals", size, p.interval);
 	const char *out_path = o.out ? o.out : pi_opts.pi_file;
 	out = open_file(out_path, O_WRONLY | O_CREAT, NULL);
-	if (out < 0) {
-		ret = open_failed(out_path, out, "cannot create");
-		goto out;
-	}
-	if (same_file(in, out)) {
-		ret = fail(EXIT_USAGE, out_path, 0, "is the input file; refusing to overwrite it");
-		goto out;
-	}
-	if (ftruncate(out, 0) < 0) {
-		ret = fail(EXIT_FAIL, out_path, -errno, "cannot truncate");
-		goto out;
-	}
+	if (out < 0)
+		return open_failed(out_path, out, "cannot create");
+	if (same_file(in, out))
+		return fail(EXIT_USAGE, out_path, 0, "is the input file; refusing to overwrite it");
+	if (ftruncate(out, 0) < 0)
+		return fail(EXIT_FAIL, out_path, -errno, "cannot truncate");
 
 	size_t stride = integrity_pi_data_stride(ctx), mds = integrity_pi_metadata_size(ctx);
 	uint64_t nblocks = size / p.interval;
 	raw = malloc(CHUNK_BLOCKS * (size_t)p.interval);
 	buf = calloc(CHUNK_BLOCKS, stride);	/* metadata bytes outside the tuple stay 0 */
 	md = calloc(CHUNK_BLOCKS, mds);
-	if (!raw || !buf || !md) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
-		goto out;
-	}
+	if (!raw || !buf || !md)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
 	for (uint64_t b = 0; b < nblocks; b += CHUNK_BLOCKS) {
 		uint64_t n = nblocks - b < CHUNK_BLOCKS ? nblocks - b : CHUNK_BLOCKS;
 		r = read_full(in, raw, n * p.interval, b * p.interval);
-		if (r < 0) {
-			ret = fail(EXIT_FAIL, path, r, "read failed");
-			goto out;
-		}
+		if (r < 0)
+			return fail(EXIT_FAIL, path, r, "read failed");
 		if (o.out)
 			for (uint64_t i = 0; i < n; i++)
 				memcpy(buf + i * stride, raw + i * p.interval, p.interval);
@@ -222,36 +206,19 @@ static int pi_generate(int argc, const char **argv)
 		if (r == 0)
 			r = o.out ? write_full(out, buf, n * stride, b * stride)
 				  : write_full(out, md, n * mds, b * mds);
-		if (r < 0) {
-			ret = fail(EXIT_FAIL, out_path, r, "write failed");
-			goto out;
-		}
+		if (r < 0)
+			return fail(EXIT_FAIL, out_path, r, "write failed");
 	}
-	if (fsync(out) < 0) {
-		ret = fail(EXIT_FAIL, out_path, -errno, "fsync failed");
-		goto out;
-	}
+	if (fsync(out) < 0)
+		return fail(EXIT_FAIL, out_path, -errno, "fsync failed");
 	int closed = close(out);
 	out = -1;
-	if (closed < 0) {
-		ret = fail(EXIT_FAIL, out_path, -errno, "write failed");
-		goto out;
-	}
+	if (closed < 0)
+		return fail(EXIT_FAIL, out_path, -errno, "write failed");
 	if (!gopt.quiet)
 		fprintf(stderr, "%s: %" PRIu64 " blocks, %s, interval %u, written to %s\n", path,
 			nblocks, integrity_profile_name(p.profile), p.interval, out_path);
-	ret = EXIT_CLEAN;
-out:
-	free(raw);
-	free(buf);
-	free(md);
-	integrity_pi_ctx_free(ctx);
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	poptFreeContext(pc);
-	return ret;
+	return EXIT_CLEAN;
 }
 
 struct error_list {
@@ -259,6 +226,11 @@ struct error_list {
 	size_t n, cap;
 	uint64_t bad_blocks;
 };
+
+static void error_list_free(struct error_list *l)
+{
+	free(l->v);
+}
 
 static int error_list_add(struct error_list *l, const struct integrity_pi_error *e, size_t n,
 			  uint64_t first_block)
@@ -311,12 +283,12 @@ static int pi_verify(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
-	poptContext pc;
-	struct pi_job job = { .data_fd = -1, .md_fd = -1 };
-	struct error_list errs = { 0 };
-	struct integrity_pi_error *chunk_errs = NULL;
-	uint8_t *buf = NULL, *md = NULL;
-	int r, ret;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(pi_job_close) struct pi_job job = { .data_fd = -1, .md_fd = -1 };
+	_cleanup_(error_list_free) struct error_list errs = { 0 };
+	_cleanup_free_ struct integrity_pi_error *chunk_errs = NULL;
+	_cleanup_free_ uint8_t *buf = NULL, *md = NULL;
+	int r;
 
 	r = parse_options(&pc, "integrityctl pi verify", argc, argv, table, "FILE [--pi-file PI]");
 	if (r)
@@ -324,43 +296,32 @@ static int pi_verify(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: pi verify: usage: FILE [--pi-file PI]\n", stderr);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
-	ret = open_protected(&job, args[0], O_RDONLY);
-	if (ret)
-		goto out;
+	r = open_protected(&job, args[0], O_RDONLY);
+	if (r)
+		return r;
 
 	const struct integrity_pi_params *p = integrity_pi_ctx_params(job.ctx);
 	size_t stride = integrity_pi_data_stride(job.ctx), mds = integrity_pi_metadata_size(job.ctx);
 	buf = malloc(CHUNK_BLOCKS * stride);
 	md = job.md_fd >= 0 ? malloc(CHUNK_BLOCKS * mds) : NULL;
 	chunk_errs = calloc(CHUNK_BLOCKS * 3, sizeof(*chunk_errs));
-	if (!buf || (job.md_fd >= 0 && !md) || !chunk_errs) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
-		goto out;
-	}
+	if (!buf || (job.md_fd >= 0 && !md) || !chunk_errs)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
 	for (uint64_t b = 0; b < job.nblocks; b += CHUNK_BLOCKS) {
 		uint64_t n = job.nblocks - b < CHUNK_BLOCKS ? job.nblocks - b : CHUNK_BLOCKS;
 		r = read_full(job.data_fd, buf, n * stride, b * stride);
-		if (r < 0) {
-			ret = fail(EXIT_FAIL, job.name, r, "read failed");
-			goto out;
-		}
-		if (md && (r = read_full(job.md_fd, md, n * mds, b * mds)) < 0) {
-			ret = fail(EXIT_FAIL, pi_opts.pi_file, r, "read failed");
-			goto out;
-		}
+		if (r < 0)
+			return fail(EXIT_FAIL, job.name, r, "read failed");
+		if (md && (r = read_full(job.md_fd, md, n * mds, b * mds)) < 0)
+			return fail(EXIT_FAIL, pi_opts.pi_file, r, "read failed");
 		int64_t bad = integrity_pi_verify(job.ctx, buf, md, n, b, chunk_errs, CHUNK_BLOCKS * 3,
 						  o.stop_at_first);
-		if (bad < 0) {
-			ret = fail(EXIT_FAIL, job.name, (int)bad, "verify failed");
-			goto out;
-		}
-		if (bad && error_list_add(&errs, chunk_errs, (size_t)bad, b) < 0) {
-			ret = fail(EXIT_FAIL, NULL, -ENOMEM, "recording errors");
-			goto out;
-		}
+		if (bad < 0)
+			return fail(EXIT_FAIL, job.name, (int)bad, "verify failed");
+		if (bad && error_list_add(&errs, chunk_errs, (size_t)bad, b) < 0)
+			return fail(EXIT_FAIL, NULL, -ENOMEM, "recording errors");
 		if (bad && o.stop_at_first)
 			break;
 	}
@@ -397,15 +358,7 @@ static int pi_verify(int argc, const char **argv)
 			       job.name, job.nblocks, errs.bad_blocks,
 			       integrity_profile_name(p->profile), p->interval);
 	}
-	ret = errs.n ? EXIT_BAD : EXIT_CLEAN;
-out:
-	free(buf);
-	free(md);
-	free(chunk_errs);
-	free(errs.v);
-	pi_job_close(&job);
-	poptFreeContext(pc);
-	return ret;
+	return errs.n ? EXIT_BAD : EXIT_CLEAN;
 }
 
 static int pi_inject(int argc, const char **argv)
@@ -418,12 +371,12 @@ static int pi_inject(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
-	poptContext pc;
-	struct pi_job job = { .data_fd = -1, .md_fd = -1 };
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(pi_job_close) struct pi_job job = { .data_fd = -1, .md_fd = -1 };
+	_cleanup_free_ uint8_t *buf = NULL, *md = NULL;
 	enum integrity_tag tag;
 	uint64_t block;
-	uint8_t *buf = NULL, *md = NULL;
-	int r, ret;
+	int r;
 
 	r = parse_options(&pc, "integrityctl pi inject", argc, argv, table,
 			  "--block N --tag guard|app|ref|data FILE [--pi-file PI]");
@@ -433,57 +386,38 @@ static int pi_inject(int argc, const char **argv)
 	if (!args || !args[0] || args[1] || !o.block || !o.tag) {
 		fputs("integrityctl: pi inject: usage: --block N --tag guard|app|ref|data FILE "
 		      "[--pi-file PI]\n", stderr);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
-	if (parse_u64(o.block, &block) < 0) {
-		poptFreeContext(pc);
+	if (parse_u64(o.block, &block) < 0)
 		return fail(EXIT_USAGE, NULL, 0, "--block '%s': not a number", o.block);
-	}
-	if (integrity_tag_from_name(o.tag, &tag) < 0) {
-		poptFreeContext(pc);
+	if (integrity_tag_from_name(o.tag, &tag) < 0)
 		return fail(EXIT_USAGE, NULL, 0, "--tag '%s': use guard, app, ref or data", o.tag);
-	}
-	ret = open_protected(&job, args[0], O_RDWR);
-	if (ret)
-		goto out;
-	if (block >= job.nblocks) {
-		ret = fail(EXIT_USAGE, job.name, 0, "block %" PRIu64 " is past the end (%" PRIu64 " blocks)",
-			   block, job.nblocks);
-		goto out;
-	}
+	r = open_protected(&job, args[0], O_RDWR);
+	if (r)
+		return r;
+	if (block >= job.nblocks)
+		return fail(EXIT_USAGE, job.name, 0, "block %" PRIu64 " is past the end (%" PRIu64 " blocks)",
+			    block, job.nblocks);
 	size_t stride = integrity_pi_data_stride(job.ctx), mds = integrity_pi_metadata_size(job.ctx);
 	buf = malloc(stride);
 	md = job.md_fd >= 0 ? malloc(mds) : NULL;
-	if (!buf || (job.md_fd >= 0 && !md)) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
-		goto out;
-	}
+	if (!buf || (job.md_fd >= 0 && !md))
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating buffers");
 	if ((r = read_full(job.data_fd, buf, stride, block * stride)) < 0 ||
-	    (md && (r = read_full(job.md_fd, md, mds, block * mds)) < 0)) {
-		ret = fail(EXIT_FAIL, job.name, r, "read failed");
-		goto out;
-	}
+	    (md && (r = read_full(job.md_fd, md, mds, block * mds)) < 0))
+		return fail(EXIT_FAIL, job.name, r, "read failed");
 	r = integrity_pi_inject(job.ctx, buf, md, 0, tag);
 	if (r == 0)
 		r = tag == INTEGRITY_TAG_DATA || !md ? write_full(job.data_fd, buf, stride, block * stride)
 						     : write_full(job.md_fd, md, mds, block * mds);
 	if (r == 0 && (fsync(job.data_fd) < 0 || (md && fsync(job.md_fd) < 0)))
 		r = -errno;
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, job.name, r, "corrupting block %" PRIu64 " failed", block);
-		goto out;
-	}
+	if (r < 0)
+		return fail(EXIT_FAIL, job.name, r, "corrupting block %" PRIu64 " failed", block);
 	if (!gopt.quiet)
 		fprintf(stderr, "%s: block %" PRIu64 ": %s corrupted\n", job.name, block,
 			integrity_tag_name(tag));
-	ret = EXIT_CLEAN;
-out:
-	free(buf);
-	free(md);
-	pi_job_close(&job);
-	poptFreeContext(pc);
-	return ret;
+	return EXIT_CLEAN;
 }
 
 static void pi_usage(FILE *out)

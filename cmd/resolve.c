@@ -102,15 +102,13 @@ static void set_cell(const struct column_set *set, struct libscols_line *ln, siz
 	*p = '\0';
 	for (const char *item = s; item;) {
 		const char *nl = strchr(item, '\n');
-		char *one = strndup(item, nl ? (size_t)(nl - item) : strlen(item));
-		char *shown = one ? printable(one, !gopt.json) : NULL;
+		_cleanup_free_ char *one = strndup(item, nl ? (size_t)(nl - item) : strlen(item));
+		_cleanup_free_ char *shown = one ? printable(one, !gopt.json) : NULL;
 		if (shown) {
 			if (o2 != p)
 				*o2++ = gopt.json ? '\n' : ' ';
 			o2 = stpcpy(o2, shown);
 		}
-		free(one);
-		free(shown);
 		item = nl ? nl + 1 : NULL;
 	}
 	scols_line_refer_data(ln, (size_t)pos, p);
@@ -156,12 +154,9 @@ static int add_row(const struct column_set *set, struct libscols_table *tb, cons
 	 * several; JSON arrays are newline-separated cells. */
 	for (size_t i = 0; i < n; i++)
 		total += strlen(integrity_resolve_link(res, i)) + 1;
-	char *all = calloc(1, total), *kind = calloc(1, total);
-	if (!all || !kind) {
-		free(all);
-		free(kind);
+	_cleanup_free_ char *all = calloc(1, total), *kind = calloc(1, total);
+	if (!all || !kind)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			strcat(all, "\n");
@@ -180,8 +175,6 @@ static int add_row(const struct column_set *set, struct libscols_table *tb, cons
 		}
 		set_cell(set, ln, kind_columns[k], kind);
 	}
-	free(all);
-	free(kind);
 	return 0;
 }
 
@@ -229,7 +222,7 @@ static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
 static void lbas_text(const char *device, uint32_t bs, const struct integrity_byte_range *ranges, size_t n,
 		      const struct integrity_owners *ow)
 {
-	char *dev = printable_name(device, true, true);
+	_cleanup_free_ char *dev = printable_name(device, true, true);
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t lba = ranges[i].offset / bs, count = ranges[i].length / bs;
@@ -240,20 +233,20 @@ static void lbas_text(const char *device, uint32_t bs, const struct integrity_by
 		owners_text(stdout, ow, i, "  ");
 	}
 	printf("damaged files: %zu\n", integrity_owners_damaged_files(ow));
-	free(dev);
 }
 
 /* resolve --lba DEVICE LBA...: what the blocks belong to. */
 static int resolve_lbas(const char **args)
 {
-	struct integrity_context *ctx = NULL;
-	struct integrity_resolve *res = NULL;
-	struct integrity_device *dev = NULL;
-	struct integrity_owners *ow = NULL;
-	struct integrity_byte_range *ranges = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_owners_freep) struct integrity_owners *ow = NULL;
+	_cleanup_free_ struct integrity_byte_range *ranges = NULL;
+	_cleanup_free_ char *shown = NULL;
 	size_t n = 0;
 	uint64_t v;
-	int r, ret = EXIT_CLEAN;
+	int r;
 
 	while (args[n + 1])
 		n++;
@@ -264,62 +257,45 @@ static int resolve_lbas(const char **args)
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
-	char *shown = printable_name(args[0], true, true);
+	shown = printable_name(args[0], true, true);
 	const char *obj = shown ? shown : "DEVICE";
 	r = integrity_resolve_key(ctx, args[0], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
 	if (r == -EINVAL)
-		ret = fail(EXIT_USAGE, obj, 0, "not a device key (see --help)");
-	else if (r < 0)
-		ret = fail(EXIT_FAIL, obj, r == -ENOENT ? -ENODEV : r, "cannot find the device");
-	else if ((r = integrity_device_new(ctx, integrity_resolve_name(res), &dev)) < 0)
-		ret = fail(EXIT_FAIL, obj, r, "cannot open the device");
-	if (ret)
-		goto out;
+		return fail(EXIT_USAGE, obj, 0, "not a device key (see --help)");
+	if (r < 0)
+		return fail(EXIT_FAIL, obj, r == -ENOENT ? -ENODEV : r, "cannot find the device");
+	if ((r = integrity_device_new(ctx, integrity_resolve_name(res), &dev)) < 0)
+		return fail(EXIT_FAIL, obj, r, "cannot open the device");
 	uint32_t bs = o.block_size ? (uint32_t)v : integrity_device_logical_block_size(dev);
 	if (!bs)
 		bs = 512;
 	uint64_t size = integrity_device_size(dev);
 	ranges = calloc(n, sizeof(*ranges));
-	if (!ranges) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "resolve");
-		goto out;
-	}
+	if (!ranges)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "resolve");
 	for (size_t i = 0; i < n; i++) {
 		uint64_t first, count;
 		if (parse_lba(args[i + 1], &first, &count) < 0) {
-			char *a = printable_name(args[i + 1], true, true);
-			ret = fail(EXIT_USAGE, a, 0, "not an LBA: N or FIRST-LAST");
-			free(a);
-			goto out;
+			_cleanup_free_ char *a = printable_name(args[i + 1], true, true);
+			return fail(EXIT_USAGE, a, 0, "not an LBA: N or FIRST-LAST");
 		}
 		if (first > size / bs || count > size / bs - first) {
-			char *a = printable_name(args[i + 1], true, true);
-			ret = fail(EXIT_USAGE, a, 0, "past the end of %s (%" PRIu64 " blocks of %u bytes)", obj,
-				   size / bs, bs);
-			free(a);
-			goto out;
+			_cleanup_free_ char *a = printable_name(args[i + 1], true, true);
+			return fail(EXIT_USAGE, a, 0, "past the end of %s (%" PRIu64 " blocks of %u bytes)", obj,
+				    size / bs, bs);
 		}
 		ranges[i] = (struct integrity_byte_range){ first * bs, count * bs };
 	}
 	char node[4096];
 	snprintf(node, sizeof(node), "/dev/%s", integrity_device_name(dev));
 	r = integrity_owners_resolve(ctx, integrity_device_name(dev), ranges, n, 0, &ow);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, obj, r, "cannot resolve the blocks");
-		goto out;
-	}
+	if (r < 0)
+		return fail(EXIT_FAIL, obj, r, "cannot resolve the blocks");
 	if (gopt.json)
 		lbas_json(node, bs, args + 1, ranges, n, ow);
 	else
 		lbas_text(node, bs, ranges, n, ow);
-out:
-	free(shown);
-	free(ranges);
-	integrity_owners_free(ow);
-	integrity_device_free(dev);
-	integrity_resolve_free(res);
-	integrity_context_free(ctx);
-	return ret;
+	return EXIT_CLEAN;
 }
 
 static void usage(poptContext pc)
@@ -432,8 +408,8 @@ int cmd_resolve(int argc, const char **argv)
 		scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
 	}
 	for (size_t i = 0; keys[i]; i++) {
-		struct integrity_resolve *res = NULL;
-		char *shown = printable(keys[i], true);
+		_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
+		_cleanup_free_ char *shown = printable(keys[i], true);
 		const char *obj = shown ? shown : "KEY";
 		if (past)
 			r = integrity_history_lookup(hist, keys[i], o.boot, at, &res);
@@ -458,13 +434,11 @@ int cmd_resolve(int argc, const char **argv)
 			warnx_obj(obj, "udev's database describes another device that had %u:%u; "
 				  "names read from the device instead", integrity_resolve_major(res),
 				  integrity_resolve_minor(res));
-		free(shown);
 		if (r < 0) {
 			ret = ret ? ret : code;
 			continue;
 		}
 		r = add_row(&set, tb, keys[i], res);
-		integrity_resolve_free(res);
 		if (r < 0) {
 			ret = fail(EXIT_FAIL, NULL, r, "output");
 			break;

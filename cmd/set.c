@@ -26,6 +26,12 @@ static int parse_switch(const char *value, int *out)
 
 /* md and device-mapper pass requests down without acting on the flags:
  * say so, and where they do act. */
+/* A policy switch as the kernel shows it; -1: the kernel has none. */
+static const char *switch_name(int v)
+{
+	return v < 0 ? "absent" : v ? "on" : "off";
+}
+
 static int refuse_stack(const struct integrity_device *dev)
 {
 	struct integrity_stack *st = NULL;
@@ -52,10 +58,10 @@ int cmd_set(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 	static const char usage[] = "DEVICE read-verify=on|off write-generate=on|off";
-	struct integrity_context *ctx = NULL;
-	struct integrity_device *dev = NULL;
-	int read_verify = -1, write_generate = -1, r, ret;
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	int read_verify = -1, write_generate = -1, r;
 
 	r = parse_options(&pc, "integrityctl set", argc, argv, table, usage);
 	if (r)
@@ -63,7 +69,6 @@ int cmd_set(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || !args[1]) {
 		fprintf(stderr, "integrityctl: set: usage: %s\n", usage);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 1; args[i]; i++) {
@@ -75,48 +80,34 @@ int cmd_set(int argc, const char **argv)
 		else if (eq && strncmp(args[i], "write-generate", (size_t)(eq - args[i])) == 0 &&
 			 eq - args[i] == 14)
 			slot = &write_generate;
-		if (!slot || parse_switch(eq + 1, slot) < 0) {
-			ret = fail(EXIT_USAGE, NULL, 0, "'%s': use read-verify=on|off or write-generate=on|off",
-				   args[i]);
-			poptFreeContext(pc);
-			return ret;
-		}
+		if (!slot || parse_switch(eq + 1, slot) < 0)
+			return fail(EXIT_USAGE, NULL, 0, "'%s': use read-verify=on|off or write-generate=on|off",
+				    args[i]);
 	}
 
 	const char *name = args[0];
-	if ((ret = open_device(name, &ctx, &dev)) != 0)
-		goto out;
+	if ((r = open_device(name, &ctx, &dev)) != 0)
+		return r;
 	r = integrity_device_set_policy(dev, read_verify, write_generate);
-	if (r == -EINVAL) {
-		ret = fail(EXIT_USAGE, name, 0, "the policy belongs to the whole disk: use %s",
-			   integrity_device_disk_name(dev));
-		goto out;
-	}
-	if (r == -EMEDIUMTYPE) {
-		ret = refuse_stack(dev);
-		goto out;
-	}
-	if (r == -EOPNOTSUPP) {
-		ret = fail(EXIT_FAIL, name, 0, "has no integrity profile: nothing to verify or generate");
-		goto out;
-	}
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, name, r, "cannot change the integrity policy");
-		goto out;
-	}
+	if (r == -EINVAL)
+		return fail(EXIT_USAGE, name, 0, "the policy belongs to the whole disk: use %s",
+			    integrity_device_disk_name(dev));
+	if (r == -EMEDIUMTYPE)
+		return refuse_stack(dev);
+	if (r == -EOPNOTSUPP)
+		return fail(EXIT_FAIL, name, 0, "has no integrity profile: nothing to verify or generate");
+	if (r < 0)
+		return fail(EXIT_FAIL, name, r, "cannot change the integrity policy");
 	struct integrity_kernel_state st;
-	integrity_device_kernel_state(dev, &st);
+	r = integrity_device_kernel_state(dev, &st);
+	if (r < 0)
+		return fail(EXIT_FAIL, name, r, "policy changed, but the kernel's state cannot be read back");
 	if (!gopt.quiet) {
 		printf("%s: %s, read-verify=%s, write-generate=%s\n", integrity_device_name(dev),
-		       st.format, st.read_verify ? "on" : "off", st.write_generate ? "on" : "off");
+		       st.format, switch_name(st.read_verify), switch_name(st.write_generate));
 		if (!st.read_verify && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_DEVICE)
 			printf("%s: the device still checks PI on reads (the NVMe driver asks the controller to)\n",
 			       integrity_device_name(dev));
 	}
-	ret = EXIT_CLEAN;
-out:
-	integrity_device_free(dev);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
-	return ret;
+	return EXIT_CLEAN;
 }

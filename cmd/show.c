@@ -69,10 +69,12 @@ static void field_hex(struct out *o, const char *key, uint64_t value, const char
 
 static bool profile_of(const struct integrity_kernel_state *st)
 {
-	return strcmp(st->format, "none") != 0 && strcmp(st->format, "nop") != 0;
+	return st->format[0] && strcmp(st->format, "none") != 0 && strcmp(st->format, "nop") != 0;
 }
 
-static void show_kernel(struct out *o, const struct integrity_device *dev, const struct integrity_stack *stk)
+/* The kernel's state, or nothing but the error when it cannot be read (a
+ * state not read is never shown as "none" or "off"): 0 or -errno. */
+static int show_kernel(struct out *o, const struct integrity_device *dev, const struct integrity_stack *stk)
 {
 	struct integrity_kernel_state st;
 	enum integrity_stack_kind kind = stk ? integrity_stack_kind(stk) : INTEGRITY_STACK_DISK;
@@ -80,9 +82,15 @@ static void show_kernel(struct out *o, const struct integrity_device *dev, const
 	const char *ignored = kind == INTEGRITY_STACK_MD ? "md ignores it: the devices below decide"
 							 : "device-mapper ignores it: the devices below decide";
 
-	integrity_device_kernel_state(dev, &st);
-	bool profile = profile_of(&st);
+	int r = integrity_device_kernel_state(dev, &st);
 	section_begin(o, "kernel");
+	if (r < 0) {
+		field_str(o, "error", strerror(-r));
+		section_end(o);
+		warnx_obj(integrity_device_name(dev), "cannot read the kernel's integrity state: %s", strerror(-r));
+		return r;
+	}
+	bool profile = profile_of(&st);
 	field_str(o, "format", st.format);
 	field_u64(o, "protection_interval_bytes", st.interval, NULL);
 	field_u64(o, "tag_size", st.tag_size, NULL);
@@ -116,6 +124,7 @@ static void show_kernel(struct out *o, const struct integrity_device *dev, const
 		}
 	}
 	section_end(o);
+	return 0;
 }
 
 /* One device of the stack around the one shown. */
@@ -144,23 +153,21 @@ static bool chain_has(const struct chain *c, const char *name)
 /* Add name and, in one direction, everything on that side of it. */
 static void chain_walk(struct chain *c, struct integrity_context *ctx, const char *name, int level, int dir)
 {
-	struct integrity_device *dev = NULL;
-	struct integrity_stack *st = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_stack_freep) struct integrity_stack *st = NULL;
 	struct integrity_kernel_state ks;
 
 	if (c->n == ARRAY_SIZE(c->v) || chain_has(c, name) || level > 16 || level < -16 ||
-	    integrity_device_new(ctx, name, &dev) < 0)
+	    integrity_device_new(ctx, name, &dev) < 0 || integrity_stack_new(dev, &st) < 0)
 		return;
-	if (integrity_stack_new(dev, &st) < 0) {
-		integrity_device_free(dev);
-		return;
-	}
 	struct node *n = &c->v[c->n++];
-	integrity_device_kernel_state(dev, &ks);
+	/* A state that cannot be read: "?", and no PI claimed through it. */
+	if (integrity_device_kernel_state(dev, &ks) < 0)
+		snprintf(ks.format, sizeof(ks.format), "?");
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	snprintf(n->type, sizeof(n->type), "%s", integrity_stack_type(st));
 	snprintf(n->format, sizeof(n->format), "%s", ks.format);
-	n->profile = profile_of(&ks);
+	n->profile = strcmp(ks.format, "?") != 0 && profile_of(&ks);
 	n->level = level;
 	bool bottom = integrity_stack_below_count(st) == 0;
 	n->media_pi = bottom && (n->profile || integrity_device_pi_type(dev) > 0);
@@ -178,8 +185,6 @@ static void chain_walk(struct chain *c, struct integrity_context *ctx, const cha
 				chain_walk(c, ctx, m->name, level - 1, dir);
 		}
 	}
-	integrity_stack_free(st);
-	integrity_device_free(dev);
 }
 
 static int cmp_level(const void *a, const void *b)
@@ -342,8 +347,8 @@ static void show_mixed(struct out *o, struct integrity_context *ctx, const struc
 	struct integrity_kernel_state ks;
 	struct integrity_md_info md;
 
-	integrity_device_kernel_state(dev, &ks);
-	if (integrity_stack_md(stk, &md) < 0 || !profile_of(&ks))
+	if (integrity_device_kernel_state(dev, &ks) < 0 || integrity_stack_md(stk, &md) < 0 ||
+	    !profile_of(&ks))
 		return;
 	for (size_t i = 0; i < integrity_stack_md_member_count(stk); i++) {
 		const struct integrity_md_member *m = integrity_stack_md_member(stk, i);
@@ -351,9 +356,9 @@ static void show_mixed(struct out *o, struct integrity_context *ctx, const struc
 		struct integrity_kernel_state mks;
 		if (integrity_device_new(ctx, m->name, &mdev) < 0)
 			continue;
-		integrity_device_kernel_state(mdev, &mks);
+		int r = integrity_device_kernel_state(mdev, &mks);
 		integrity_device_free(mdev);
-		if (profile_of(&mks))
+		if (r < 0 || profile_of(&mks))
 			continue;
 		char text[512];
 		snprintf(text, sizeof(text), "%s has no PI: md keeps it %s while the array carries %s%s", m->name,
@@ -608,11 +613,12 @@ int cmd_show(int argc, const char **argv)
 		POPT_AUTOHELP
 		POPT_TABLEEND
 	};
-	struct integrity_context *ctx = NULL;
-	struct integrity_device *dev = NULL;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_stack_freep) struct integrity_stack *stk = NULL;
 	struct out o = { 0 };
-	poptContext pc;
-	int r, ret = EXIT_CLEAN;
+	int r;
 
 	r = parse_options(&pc, "integrityctl show", argc, argv, table, "DEVICE");
 	if (r)
@@ -620,11 +626,10 @@ int cmd_show(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: show: usage: show DEVICE\n", stderr);
-		poptFreeContext(pc);
 		return EXIT_USAGE;
 	}
-	if ((ret = open_device(args[0], &ctx, &dev)) != 0)
-		goto out;
+	if ((r = open_device(args[0], &ctx, &dev)) != 0)
+		return r;
 
 	char devt[24], size[32];
 	const char *stable = integrity_device_stable_name(dev);
@@ -653,20 +658,14 @@ int cmd_show(int argc, const char **argv)
 		       integrity_device_logical_block_size(dev), stable ? ", " : "", stable ? stable : "");
 		printf("transport: %s\n", integrity_device_transport(dev));
 	}
-	struct integrity_stack *stk = NULL;
 	integrity_stack_new(dev, &stk);
-	show_kernel(&o, dev, stk);
+	int ret = show_kernel(&o, dev, stk) < 0 ? EXIT_FAIL : EXIT_CLEAN;
 	if (stk)
 		show_stack(&o, ctx, dev, stk);
-	integrity_stack_free(stk);
 	show_scsi(&o, dev);
 	show_nvme(&o, dev);
 	show_partitions(&o, ctx, dev);
 	if (o.json)
 		json_close(&o.j);
-out:
-	integrity_device_free(dev);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
 	return ret;
 }

@@ -30,13 +30,13 @@ static const struct column_def columns[] = {
 			   "protection interval in bytes" },
 	[COL_TAGSIZE] = { "TAGSIZE", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			  "tag bytes per interval the application owns (integrity/tag_size)" },
-	[COL_READ_VERIFY] = { "READ-VERIFY", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_READ_VERIFY] = { "READ-VERIFY", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 			      "the kernel verifies PI on reads" },
-	[COL_WRITE_GENERATE] = { "WRITE-GENERATE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_WRITE_GENERATE] = { "WRITE-GENERATE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 				 "the kernel generates PI on writes" },
 	[COL_PI_TYPE] = { "PI-TYPE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			  "protection type the device is formatted with (0 none, 1-3)" },
-	[COL_CAPABLE] = { "CAPABLE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	[COL_CAPABLE] = { "CAPABLE", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 			  "the device itself checks PI (not only the host adapter)" },
 	[COL_STABLE] = { "STABLE", 0.3, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
 			 "best stable name (/dev/disk/by-id, by-path, by-partuuid; md and dm UUIDs)" },
@@ -56,6 +56,8 @@ static const size_t default_columns[] = {
 };
 
 static int bytes;
+/* A device whose kernel state could not be read was listed: exit 3. */
+static bool state_unread;
 
 /* The devices of a listing with their stacks (read only when needed). */
 struct listing {
@@ -63,6 +65,14 @@ struct listing {
 	struct integrity_stack **stacks;
 	size_t n;
 };
+
+static void listing_done(struct listing *l)
+{
+	for (size_t i = 0; l->stacks && i < l->n; i++)
+		integrity_stack_free(l->stacks[i]);
+	free(l->stacks);
+	integrity_device_list_free(l->devs, l->n);
+}
 
 static ssize_t find_device(const struct listing *l, const char *name)
 {
@@ -150,8 +160,13 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	*out = ln;
 	if (!ln)
 		return;
-	integrity_device_kernel_state(dev, &st);
-	bool has_profile = strcmp(st.format, "none") != 0;
+	/* Not read: the kernel's columns stay empty, never "none" or 0. */
+	int r = integrity_device_kernel_state(dev, &st);
+	if (r < 0) {
+		warnx_obj(integrity_device_name(dev), "cannot read the kernel's integrity state: %s", strerror(-r));
+		state_unread = true;
+	}
+	bool has_profile = r == 0 && strcmp(st.format, "none") != 0;
 
 	columns_set(set, ln, COL_NAME, "%s", integrity_device_name(dev));
 	columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev),
@@ -163,7 +178,8 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	else
 		columns_set(set, ln, COL_SIZE, "%s",
 			    format_size(integrity_device_size(dev), size, sizeof(size)));
-	columns_set(set, ln, COL_PROFILE, "%s", st.format);
+	if (r == 0)
+		columns_set(set, ln, COL_PROFILE, "%s", st.format);
 	if (has_profile) {
 		columns_set(set, ln, COL_INTERVAL, "%u", st.interval);
 		columns_set(set, ln, COL_TAGSIZE, "%u", st.tag_size);
@@ -249,11 +265,11 @@ int cmd_status(int argc, const char **argv)
 		POPT_TABLEEND
 	};
 	struct column_set set;
-	struct integrity_context *ctx = NULL;
-	struct integrity_device **devs = NULL;
-	struct listing l = { 0 };
-	size_t n = 0;
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(listing_done) struct listing l = { 0 };
+	_cleanup_free_ bool *shown = NULL, *named = NULL;
+	_cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
 	int r, ret = EXIT_CLEAN;
 
 	r = parse_options(&pc, "integrityctl status", argc, argv, table, "[DEVICE...]");
@@ -261,39 +277,30 @@ int cmd_status(int argc, const char **argv)
 		return r;
 	if (help) {
 		usage(pc);
-		poptFreeContext(pc);
 		return EXIT_CLEAN;
 	}
-	if (tree && list) {
-		poptFreeContext(pc);
+	if (tree && list)
 		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
-	}
 	if (!tree && !list)
 		tree = gopt.json || isatty(STDOUT_FILENO);
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
 			   ARRAY_SIZE(default_columns), gopt.output);
-	if (r) {
-		poptFreeContext(pc);
+	if (r)
 		return r;
-	}
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r < 0) {
-		poptFreeContext(pc);
+	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
-	}
-	r = integrity_device_list(ctx, &devs, &n);
-	if (r < 0) {
-		ret = fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
-			   "cannot list block devices");
-		goto out;
-	}
+	r = integrity_device_list(ctx, &l.devs, &l.n);
+	if (r < 0)
+		return fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
+			    "cannot list block devices");
+	struct integrity_device **devs = l.devs;
+	size_t n = l.n;
 
-	/* Which devices to show: all, or the named ones (a disk with its partitions). */
 	/* Which devices to show: all, or the named ones (a disk with its
 	 * partitions; in a tree, with everything made of them). */
-	bool *shown = calloc(n ? n : 1, sizeof(*shown)), *named = calloc(n ? n : 1, sizeof(*named));
-	l.devs = devs;
-	l.n = n;
+	shown = calloc(n ? n : 1, sizeof(*shown));
+	named = calloc(n ? n : 1, sizeof(*named));
 	/* Stacks of partitions only for the columns that show them; the
 	 * tree needs those of whole devices. */
 	bool stack_columns = columns_position(&set, COL_TYPE) >= 0 || columns_position(&set, COL_MEMBERS) >= 0 ||
@@ -301,12 +308,8 @@ int cmd_status(int argc, const char **argv)
 	bool want_stacks = tree || stack_columns;
 	if (want_stacks)
 		l.stacks = calloc(n ? n : 1, sizeof(*l.stacks));
-	if (!shown || !named || (want_stacks && !l.stacks)) {
-		free(shown);
-		free(named);
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
-		goto out;
-	}
+	if (!shown || !named || (want_stacks && !l.stacks))
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
 	for (size_t i = 0; want_stacks && i < n; i++)
 		if (stack_columns || !integrity_device_partno(devs[i]))
 			integrity_stack_new(devs[i], &l.stacks[i]);	/* gone meanwhile: a row without */
@@ -315,7 +318,7 @@ int cmd_status(int argc, const char **argv)
 		for (size_t i = 0; i < n; i++)
 			shown[i] = true;
 	for (size_t a = 0; args && args[a]; a++) {
-		struct integrity_device *want;
+		_cleanup_(integrity_device_freep) struct integrity_device *want = NULL;
 		r = integrity_device_new(ctx, args[a], &want);
 		if (r < 0) {
 			ret = fail(EXIT_FAIL, args[a], r == -ENODEV ? 0 : r,
@@ -331,16 +334,11 @@ int cmd_status(int argc, const char **argv)
 			if (same)
 				named[i] = true;
 		}
-		integrity_device_free(want);
 	}
 
-	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
-	if (!tb) {
-		free(shown);
-		free(named);
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "output");
-		goto out;
-	}
+	tb = columns_new_table(&set, "blockdevices");
+	if (!tb)
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "output");
 	for (int pos = 0; pos < (int)set.n; pos++) {
 		size_t id = set.ids[pos];
 		if (!gopt.json || (id != COL_MEMBERS && id != COL_HOLDERS))
@@ -368,15 +366,5 @@ int cmd_status(int argc, const char **argv)
 			add_tree(&set, tb, NULL, &l, i, 0);
 	}
 	scols_print_table(tb);
-	scols_unref_table(tb);
-	free(shown);
-	free(named);
-out:
-	for (size_t i = 0; l.stacks && i < n; i++)
-		integrity_stack_free(l.stacks[i]);
-	free(l.stacks);
-	integrity_device_list_free(devs, n);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
-	return ret;
+	return state_unread && !ret ? EXIT_FAIL : ret;
 }

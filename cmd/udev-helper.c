@@ -97,7 +97,7 @@ static void record_remove(const char *devname)
 	const char *node = getenv("DEVNAME") ? getenv("DEVNAME") : devname;
 	const char *seq = getenv("DISKSEQ"), *partn = getenv("PARTN");
 	const char *links[64];
-	char *copy;
+	_cleanup_free_ char *copy = NULL;
 
 	if (!maj || !min || !node) {
 		warnx_obj(devname, "remove event without MAJOR, MINOR and DEVNAME: not recorded");
@@ -118,7 +118,6 @@ static void record_remove(const char *devname)
 	int r = integrity_history_append(o.history, &ev);
 	if (r < 0)
 		fail(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s", name);
-	free(copy);
 }
 
 /* The kernel name behind a device node, through its number. */
@@ -146,7 +145,7 @@ static int node_to_name(const char *devname, char *name, size_t len)
 
 static void apply_policy(const struct integrity_device *dev, const struct integrity_resolve *res)
 {
-	struct integrity_policy *pol;
+	_cleanup_(integrity_policy_freep) struct integrity_policy *pol = NULL;
 	unsigned line;
 	int rv, wg;
 	const char *path = o.config ? o.config : INTEGRITY_CONFIG_PATH;
@@ -161,7 +160,6 @@ static void apply_policy(const struct integrity_device *dev, const struct integr
 		return;
 	}
 	r = integrity_policy_lookup(pol, dev, res, &rv, &wg);
-	integrity_policy_free(pol);
 	if (r <= 0 || (rv < 0 && wg < 0))
 		return;
 	r = integrity_device_set_policy(dev, rv, wg);
@@ -213,10 +211,10 @@ int cmd_udev_helper(int argc, const char **argv)
 		GLOBAL_OPTIONS,
 		POPT_TABLEEND
 	};
-	struct integrity_context *ctx = NULL;
-	struct integrity_device *dev = NULL;
-	struct integrity_resolve *res = NULL;
-	poptContext pc;
+	_cleanup_popt_ poptContext pc = NULL;
+	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
+	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
+	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
 	char name[256];
 	int r;
 
@@ -228,14 +226,11 @@ int cmd_udev_helper(int argc, const char **argv)
 			poptPrintHelp(pc, stdout, 0);
 		else
 			fputs(site_rules, stdout);
-		poptFreeContext(pc);
 		return EXIT_CLEAN;
 	}
 	const char **args = poptGetArgs(pc);
-	if (!args || !args[0] || args[1]) {
-		poptFreeContext(pc);
+	if (!args || !args[0] || args[1])
 		return fail(EXIT_USAGE, NULL, 0, "udev-helper: one DEVNAME expected (udev's $devnode)");
-	}
 	const char *devname = args[0];
 	/* Set by udev for programs it runs; unset when run by hand (nothing is
 	 * recorded then). */
@@ -245,7 +240,7 @@ int cmd_udev_helper(int argc, const char **argv)
 	if (action && strcmp(action, "remove") == 0) {
 		if (record)
 			record_remove(devname);
-		goto out;
+		return EXIT_CLEAN;
 	}
 	r = node_to_name(devname, name, sizeof(name));
 	if (r == 0)
@@ -254,19 +249,18 @@ int cmd_udev_helper(int argc, const char **argv)
 		r = integrity_device_new(ctx, name, &dev);
 	if (r < 0) {
 		fail(0, devname, r, "cannot look up");
-		goto out;
+		return EXIT_CLEAN;
 	}
 	/* udev's database is being rewritten by this very event.  The links
 	 * udev has given the device in this event are in DEVLINKS (this rule
 	 * runs after 60-persistent-storage.rules); without them, ask the device. */
 	const char *links[64];
-	char *copy = NULL;
+	_cleanup_free_ char *copy = NULL;
 	size_t nlinks = action ? env_links(&copy, links, ARRAY_SIZE(links)) : 0;
 	if (nlinks)
 		r = integrity_resolve_device_links(dev, links, nlinks, &res);
 	else
 		r = integrity_resolve_device(dev, INTEGRITY_RESOLVE_NO_UDEV, &res);
-	free(copy);
 	if (r < 0)
 		fail(0, devname, r, "cannot read the stable names");
 	if (!integrity_device_partno(dev) && !o.no_policy)
@@ -280,11 +274,5 @@ int cmd_udev_helper(int argc, const char **argv)
 			fail(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s",
 			     integrity_device_name(dev));
 	}
-out:
-	fflush(stdout);
-	integrity_resolve_free(res);
-	integrity_device_free(dev);
-	integrity_context_free(ctx);
-	poptFreeContext(pc);
 	return EXIT_CLEAN;
 }

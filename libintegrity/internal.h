@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The library defines the 0.1 partition calls under their own names. */
+#define LIBINTEGRITY_PART_UNSIZED
 #include "libintegrity.h"
 #include "util/alloc.h"
 #include "util/macro.h"

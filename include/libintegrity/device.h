@@ -67,7 +67,10 @@ uint64_t integrity_device_size(const struct integrity_device *dev);	/* bytes */
 /* Logical block size in bytes (0 when unknown). */
 unsigned integrity_device_logical_block_size(const struct integrity_device *dev);
 
-/* The kernel's integrity state of the device's disk (partitions share it). */
+/* The kernel's integrity state of the device's disk (partitions share it).
+ * An attribute the kernel does not have reads as "none", 0 or -1; one that
+ * is there but cannot be read fails the call with its -errno, and the state
+ * is then unknown: format "" and -1 for the switches, never "none" or off. */
 struct integrity_kernel_state {
 	char format[32];		/* profile name, "none" without one */
 	unsigned interval;		/* protection_interval_bytes, 0 if none */

@@ -25,7 +25,8 @@ extern "C" {
 #define INTEGRITY_PART_MAX 255
 
 /* What failed and why.  The calls below that take one fill it on failure
- * (it may be NULL). */
+ * (it may be NULL).  It reaches the library with its sizeof (the calls are
+ * macros over *_sized() symbols), so it may grow at its end. */
 struct integrity_part_error {
 	unsigned partno;	/* the partition concerned; 0 for the disk as a whole */
 	int err;		/* the negative errno also returned */
@@ -127,6 +128,8 @@ const struct integrity_part_entry *integrity_part_disk_find(const struct integri
  */
 struct integrity_part_plan;
 
+/* Read with its sizeof, as struct integrity_part_error: fields are added at
+ * the end only, and read as zero from an older caller. */
 struct integrity_part_spec {
 	const char *label;		/* the table to create on a disk without one:
 					 * "gpt" or "dos"; NULL: the disk's own */
@@ -193,6 +196,49 @@ const struct integrity_part_action *integrity_part_plan_action(const struct inte
  * reloads by itself). */
 int integrity_part_plan_apply(struct integrity_part_plan *plan, struct integrity_part_error *err);
 void integrity_part_plan_free(struct integrity_part_plan *plan);
+
+/*
+ * The calls above that take a struct integrity_part_spec or
+ * integrity_part_error, with the caller's sizeof of each (LIBINTEGRITY_0.2).
+ * The names above are macros over these; the library keeps the unsized
+ * LIBINTEGRITY_0.1 symbols for programs linked before.
+ */
+int integrity_part_disk_open_sized(struct integrity_part_disk **disk, const char *path, unsigned flags,
+				   struct integrity_part_error *err, size_t err_size);
+int integrity_part_disk_reload_sized(struct integrity_part_disk *disk, struct integrity_part_error *err,
+				     size_t err_size);
+int integrity_part_plan_create_sized(struct integrity_part_disk *disk, const struct integrity_part_spec *spec,
+				     size_t spec_size, struct integrity_part_plan **plan,
+				     struct integrity_part_error *err, size_t err_size);
+int integrity_part_plan_script_sized(struct integrity_part_disk *disk, int fd, const char *label,
+				     struct integrity_part_plan **plan, struct integrity_part_error *err,
+				     size_t err_size);
+int integrity_part_plan_delete_sized(struct integrity_part_disk *disk, const unsigned *partnos, size_t n,
+				     struct integrity_part_plan **plan, struct integrity_part_error *err,
+				     size_t err_size);
+int integrity_part_plan_sync_sized(struct integrity_part_disk *disk, struct integrity_part_plan **plan,
+				   struct integrity_part_error *err, size_t err_size);
+int integrity_part_plan_apply_sized(struct integrity_part_plan *plan, struct integrity_part_error *err,
+				    size_t err_size);
+
+/* Defined only inside the library, where the 0.1 calls keep their names. */
+#ifndef LIBINTEGRITY_PART_UNSIZED
+#define integrity_part_disk_open(disk, path, flags, err) \
+	integrity_part_disk_open_sized((disk), (path), (flags), (err), sizeof(struct integrity_part_error))
+#define integrity_part_disk_reload(disk, err) \
+	integrity_part_disk_reload_sized((disk), (err), sizeof(struct integrity_part_error))
+#define integrity_part_plan_create(disk, spec, plan, err) \
+	integrity_part_plan_create_sized((disk), (spec), sizeof(*(spec)), (plan), (err), \
+					 sizeof(struct integrity_part_error))
+#define integrity_part_plan_script(disk, fd, label, plan, err) \
+	integrity_part_plan_script_sized((disk), (fd), (label), (plan), (err), sizeof(struct integrity_part_error))
+#define integrity_part_plan_delete(disk, partnos, n, plan, err) \
+	integrity_part_plan_delete_sized((disk), (partnos), (n), (plan), (err), sizeof(struct integrity_part_error))
+#define integrity_part_plan_sync(disk, plan, err) \
+	integrity_part_plan_sync_sized((disk), (plan), (err), sizeof(struct integrity_part_error))
+#define integrity_part_plan_apply(plan, err) \
+	integrity_part_plan_apply_sized((plan), (err), sizeof(struct integrity_part_error))
+#endif
 
 #ifdef __cplusplus
 }

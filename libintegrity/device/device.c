@@ -51,13 +51,6 @@ INTEGRITY_EXPORT void integrity_context_free(struct integrity_context *ctx)
 	free(ctx);
 }
 
-static int sysfs_read_int(const char *dir, const char *attr, int dflt)
-{
-	uint64_t v;
-
-	return sysfs_read_u64(dir, attr, &v) < 0 ? dflt : (int)v;
-}
-
 static bool exists(const char *dir, const char *attr)
 {
 	char path[PATH_MAX];
@@ -360,9 +353,9 @@ INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
 			continue;
 		if (device_load(ctx, NULL, de->d_name, NULL, &dev) < 0)
 			continue;	/* gone meanwhile, or not a device */
-		/* Read once for the disk, shared by its partitions. */
-		integrity_device_kernel_state(dev, &dev->state);
-		dev->state_valid = true;
+		/* Read once for the disk, shared by its partitions; a state that
+		 * could not be read is asked again, so that the error is seen. */
+		dev->state_valid = integrity_device_kernel_state(dev, &dev->state) == 0;
 		wwid_stable_base(dev);
 		r = list_push(&v, &n, &cap, dev);
 		if (r < 0) {
@@ -442,26 +435,54 @@ INTEGRITY_EXPORT unsigned integrity_device_logical_block_size(const struct integ
 	return dev->lbs;
 }
 
+/* An attribute of the integrity directory: 0 with *v, 0 with *v = absent
+ * when the kernel does not have it, -errno when it is there but cannot be
+ * read or is not a number. */
+static int integrity_attr(const char *dir, const char *attr, int64_t absent, int64_t *v)
+{
+	uint64_t u;
+	int r = sysfs_read_u64(dir, attr, &u);
+
+	if (r == -ENOENT) {
+		*v = absent;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*v = u > INT_MAX ? INT_MAX : (int64_t)u;
+	return 0;
+}
+
 static int kernel_state_read(const struct integrity_device *dev, struct integrity_kernel_state *st)
 {
 	char dir[PATH_MAX];
-	uint64_t v;
+	int64_t interval, tag_size, rv, wg, capable;
+	int r, len;
 
 	if (dev->state_valid) {
 		*st = dev->state;
 		return 0;
 	}
+	/* What a failed read leaves: unknown, never "none" or "off". */
 	memset(st, 0, sizeof(*st));
+	st->read_verify = st->write_generate = st->device_capable = -1;
 	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
-	if (sysfs_read(dir, "format", st->format, sizeof(st->format)) <= 0)
-		path_printf(st->format, sizeof(st->format), "none");
-	if (sysfs_read_u64(dir, "protection_interval_bytes", &v) == 0)
-		st->interval = (unsigned)v;
-	if (sysfs_read_u64(dir, "tag_size", &v) == 0)
-		st->tag_size = (unsigned)v;
-	st->read_verify = sysfs_read_int(dir, "read_verify", -1);
-	st->write_generate = sysfs_read_int(dir, "write_generate", -1);
-	st->device_capable = sysfs_read_int(dir, "device_is_integrity_capable", -1);
+	char format[sizeof(st->format)];
+	len = sysfs_read(dir, "format", format, sizeof(format));
+	if (len < 0 && len != -ENOENT)
+		return len;
+	if ((r = integrity_attr(dir, "protection_interval_bytes", 0, &interval)) < 0 ||
+	    (r = integrity_attr(dir, "tag_size", 0, &tag_size)) < 0 ||
+	    (r = integrity_attr(dir, "read_verify", -1, &rv)) < 0 ||
+	    (r = integrity_attr(dir, "write_generate", -1, &wg)) < 0 ||
+	    (r = integrity_attr(dir, "device_is_integrity_capable", -1, &capable)) < 0)
+		return r;
+	path_printf(st->format, sizeof(st->format), "%s", len > 0 ? format : "none");
+	st->interval = (unsigned)interval;
+	st->tag_size = (unsigned)tag_size;
+	st->read_verify = (int)rv;
+	st->write_generate = (int)wg;
+	st->device_capable = (int)capable;
 	return 0;
 }
 
@@ -470,8 +491,9 @@ INTEGRITY_EXPORT int integrity_device_kernel_state_sized(const struct integrity_
 {
 	struct integrity_kernel_state full;
 	int r = kernel_state_read(dev, &full);
+	int c = struct_copy_out(st, size, &full, sizeof(full));
 
-	return r < 0 ? r : struct_copy_out(st, size, &full, sizeof(full));
+	return r < 0 ? r : c;
 }
 
 /* The scsi_disk directory of a SCSI disk: device/scsi_disk/<H:C:T:L>. */
@@ -673,7 +695,8 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 	/* bio-based drivers: the flags only act where a request is made. */
 	if (exists(dev->diskdir, "md") || exists(dev->diskdir, "dm"))
 		return -EMEDIUMTYPE;
-	integrity_device_kernel_state(dev, &st);
+	if ((r = integrity_device_kernel_state(dev, &st)) < 0)
+		return r;
 	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
 		return -EOPNOTSUPP;
 	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);

@@ -45,11 +45,9 @@ static void unescape_octal(char *s)
 
 static int usage_add_mount(struct usage *u, dev_t dev, const char *where)
 {
-	struct mount_entry *v = realloc(u->mounts, (u->nmounts + 1) * sizeof(*v));
-
-	if (!v)
+	if (GREEDY_REALLOC(u->mounts, u->mounts_cap, u->nmounts + 1) < 0)
 		return -ENOMEM;
-	u->mounts = v;
+	struct mount_entry *v = u->mounts;
 	v[u->nmounts].dev = dev;
 	v[u->nmounts].where = strdup(where);
 	if (!v[u->nmounts].where)
@@ -60,12 +58,9 @@ static int usage_add_mount(struct usage *u, dev_t dev, const char *where)
 
 static int usage_add_swap(struct usage *u, dev_t dev)
 {
-	dev_t *v = realloc(u->swaps, (u->nswaps + 1) * sizeof(*v));
-
-	if (!v)
+	if (GREEDY_REALLOC(u->swaps, u->swaps_cap, u->nswaps + 1) < 0)
 		return -ENOMEM;
-	u->swaps = v;
-	v[u->nswaps++] = dev;
+	u->swaps[u->nswaps++] = dev;
 	return 0;
 }
 
@@ -181,11 +176,11 @@ struct member {
 static int members(const char *name, const char *dir, dev_t devnum, bool whole, struct member **out,
 		   size_t *n)
 {
-	struct member *v = calloc(1, sizeof(*v));
+	struct member *v = NULL;
 	struct dirent *de;
-	size_t count = 1;
+	size_t count = 1, cap = 0;
 
-	if (!v)
+	if (GREEDY_REALLOC(v, cap, 1) < 0)
 		return -ENOMEM;
 	snprintf(v[0].name, sizeof(v[0].name), "%s", name);
 	snprintf(v[0].dir, sizeof(v[0].dir), "%s", dir);
@@ -200,13 +195,11 @@ static int members(const char *name, const char *dir, dev_t devnum, bool whole, 
 		    sysfs_read(pdir, "dev", buf, sizeof(buf)) <= 0 ||
 		    sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
-		struct member *nv = realloc(v, (count + 1) * sizeof(*v));
-		if (!nv) {
+		if (GREEDY_REALLOC(v, cap, count + 1) < 0) {
 			closedir(d);
 			free(v);
 			return -ENOMEM;
 		}
-		v = nv;
 		snprintf(v[count].name, sizeof(v[count].name), "%s", de->d_name);
 		snprintf(v[count].dir, sizeof(v[count].dir), "%s", pdir);
 		v[count].devnum = makedev(maj, min);

@@ -14,9 +14,9 @@ struct mount_entry {
 /* The mount and swap tables: one snapshot per check or plan. */
 struct usage {
 	struct mount_entry *mounts;
-	size_t nmounts;
+	size_t nmounts, mounts_cap;
 	dev_t *swaps;
-	size_t nswaps;
+	size_t nswaps, swaps_cap;
 };
 
 int usage_load(struct usage *u);

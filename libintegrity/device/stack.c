@@ -131,15 +131,9 @@ static int read_md_members(struct integrity_stack *s, const char *mddir)
 			continue;
 		if (path_printf(dir, sizeof(dir), "%s/%s", mddir, de->d_name) < 0)
 			continue;
-		if (s->nmembers == cap) {
-			size_t c = cap ? cap * 2 : 8;
-			void *p = realloc(s->members, c * sizeof(*s->members));
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			s->members = p;
-			cap = c;
+		if (GREEDY_REALLOC(s->members, cap, s->nmembers + 1) < 0) {
+			r = -ENOMEM;
+			break;
 		}
 		struct integrity_md_member *m = &s->members[s->nmembers];
 		memset(m, 0, sizeof(*m));
@@ -443,15 +437,9 @@ static int load_table_locked(struct integrity_stack *s)
 		next = dm_get_next_target(dmt, next, &start, &length, &type, &params);
 		if (!type)
 			break;
-		if (s->ntargets == cap) {
-			size_t c = cap ? cap * 2 : 4;
-			void *p = realloc(s->targets, c * sizeof(*s->targets));
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			s->targets = p;
-			cap = c;
+		if (GREEDY_REALLOC(s->targets, cap, s->ntargets + 1) < 0) {
+			r = -ENOMEM;
+			break;
 		}
 		struct integrity_dm_target *t = &s->targets[s->ntargets];
 		memset(t, 0, sizeof(*t));
@@ -589,7 +577,8 @@ static int read_check(const struct integrity_device *dev, unsigned depth)
 				    : checked ? INTEGRITY_READ_CHECK_PARTIAL : INTEGRITY_READ_CHECK_NONE;
 	}
 	integrity_stack_free(s);
-	integrity_device_kernel_state(dev, &ks);
+	if ((r = integrity_device_kernel_state(dev, &ks)) < 0)
+		return r;
 	if (has_profile(&ks) && ks.read_verify == 1)
 		return INTEGRITY_READ_CHECK_KERNEL;
 	/* nvme_setup_rw(): without the kernel's PI the driver sets PRACT and

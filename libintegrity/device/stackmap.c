@@ -64,14 +64,8 @@ static int chain_push(struct chain *c, const struct chain_node *node)
 
 	if (r < 0)
 		return r;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 8;
-		void *p = realloc(c->v, cap * sizeof(*c->v));
-		if (!p)
-			return -ENOMEM;
-		c->v = p;
-		c->cap = cap;
-	}
+	if (GREEDY_REALLOC(c->v, c->cap, c->n + 1) < 0)
+		return -ENOMEM;
 	struct integrity_stack_place *pl = &c->v[c->n++];
 	memset(pl, 0, sizeof(*pl));
 	path_printf(pl->device, sizeof(pl->device), "%s", integrity_device_name(node->dev));
@@ -342,17 +336,11 @@ static int chain_walk(const struct integrity_device *dev, uint64_t lba, bool up,
 			nnext = k > 0 ? (size_t)k : 0;
 		}
 		for (size_t i = 0; i < nnext && r >= 0; i++) {
-			if (tail == cap) {
-				size_t c = cap * 2;
-				void *p = realloc(queue, c * sizeof(*queue));
-				if (!p) {
-					r = -ENOMEM;
-					break;
-				}
-				queue = p;
-				cur = &queue[head];
-				cap = c;
+			if (GREEDY_REALLOC(queue, cap, tail + 1) < 0) {
+				r = -ENOMEM;
+				break;
 			}
+			cur = &queue[head];
 			struct chain_node *n = &queue[tail];
 			memset(n, 0, sizeof(*n));
 			if (chain_open(dev->ctx, next[i].name, n) < 0)

@@ -248,7 +248,7 @@ struct integrity_history {
 	size_t n, cap;
 	size_t bad;
 	struct boot *boots;
-	size_t nboots;
+	size_t nboots, boots_cap;
 };
 
 static int hexval(int c)
@@ -442,10 +442,8 @@ static int collect_boots(struct integrity_history *h)
 			if (strcmp(h->boots[b].norm, norm) == 0)
 				break;
 		if (b == h->nboots) {
-			void *p = realloc(h->boots, (h->nboots + 1) * sizeof(*h->boots));
-			if (!p)
+			if (GREEDY_REALLOC(h->boots, h->boots_cap, h->nboots + 1) < 0)
 				return -ENOMEM;
-			h->boots = p;
 			memset(&h->boots[b], 0, sizeof(h->boots[b]));
 			memcpy(h->boots[b].id, h->recs[i]->boot_id, strlen(h->recs[i]->boot_id) + 1);
 			memcpy(h->boots[b].norm, norm, strlen(norm) + 1);

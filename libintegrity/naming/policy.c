@@ -41,7 +41,7 @@ struct section {
 
 struct integrity_policy {
 	struct section *sections;
-	size_t n;
+	size_t n, cap;
 };
 
 INTEGRITY_EXPORT void integrity_policy_free(struct integrity_policy *pol)
@@ -95,12 +95,9 @@ static int parse(FILE *f, struct integrity_policy *pol, unsigned *bad_line)
 				r = -EINVAL;
 				break;
 			}
-			void *p = realloc(pol->sections, (pol->n + 1) * sizeof(*pol->sections));
-			if (!p) {
-				r = -ENOMEM;
+			r = GREEDY_REALLOC(pol->sections, pol->cap, pol->n + 1);
+			if (r < 0)
 				break;
-			}
-			pol->sections = p;
 			memset(&pol->sections[pol->n], 0, sizeof(*pol->sections));
 			pol->sections[pol->n].read_verify = pol->sections[pol->n].write_generate = -1;
 			pol->n++;

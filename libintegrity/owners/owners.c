@@ -39,14 +39,8 @@ int owners_add(struct integrity_owners *o, size_t range, const struct integrity_
 {
 	struct owner_list *l = &o->owners[range];
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4;
-		void *v = reallocarray(l->v, cap, sizeof(*l->v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
 	struct integrity_owner *d = &l->v[l->n];
 	*d = *w;
 	d->path = w->path ? strdup(w->path) : NULL;
@@ -143,14 +137,8 @@ INTEGRITY_EXPORT size_t integrity_owners_damaged_files(const struct integrity_ow
 
 int owners_want_add(struct want_set *s, const struct want *w)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		void *v = reallocarray(s->v, cap, sizeof(*s->v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (GREEDY_REALLOC(s->v, s->cap, s->n + 1) < 0)
+		return -ENOMEM;
 	s->v[s->n++] = *w;
 	return 0;
 }
@@ -353,12 +341,10 @@ static int fs_entry_new(struct integrity_owners *o, const struct integrity_devic
 
 	if (!fs)
 		return -ENOMEM;
-	void *v = reallocarray(o->fs, o->nfs + 1, sizeof(*o->fs));
-	if (!v) {
+	if (GREEDY_REALLOC(o->fs, o->fs_cap, o->nfs + 1) < 0) {
 		free(fs);
 		return -ENOMEM;
 	}
-	o->fs = v;
 	o->fs[o->nfs++] = fs;
 	fs->devnum = dev->devnum;
 	fs->size = dev->size;
@@ -394,7 +380,7 @@ struct up_device {
 	char name[256];
 	struct integrity_byte_range *ranges;
 	struct up_range *back;
-	size_t n;
+	size_t n, ranges_cap, back_cap;
 };
 
 static bool top_of_stack(struct integrity_context *ctx, const char *name)
@@ -413,7 +399,7 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 			 const struct integrity_device *dev, const struct piece *pieces, size_t n)
 {
 	struct up_device *ups = NULL;
-	size_t nups = 0;
+	size_t nups = 0, ups_cap = 0;
 	uint64_t lbs = dev->lbs ? dev->lbs : 512;
 	int r = 0;
 
@@ -433,24 +419,17 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 				while (u < nups && strcmp(ups[u].name, places[k].device))
 					u++;
 				if (u == nups) {
-					void *v = reallocarray(ups, nups + 1, sizeof(*ups));
-					if (!v) {
+					if (GREEDY_REALLOC(ups, ups_cap, nups + 1) < 0) {
 						r = -ENOMEM;
 						break;
 					}
-					ups = v;
 					memset(&ups[nups], 0, sizeof(*ups));
 					snprintf(ups[nups].name, sizeof(ups[nups].name), "%s", places[k].device);
 					nups++;
 				}
 				struct up_device *up = &ups[u];
-				void *v1 = reallocarray(up->ranges, up->n + 1, sizeof(*up->ranges));
-				if (v1)
-					up->ranges = v1;
-				void *v2 = reallocarray(up->back, up->n + 1, sizeof(*up->back));
-				if (v2)
-					up->back = v2;
-				if (!v1 || !v2) {
+				if (GREEDY_REALLOC(up->ranges, up->ranges_cap, up->n + 1) < 0 ||
+				    GREEDY_REALLOC(up->back, up->back_cap, up->n + 1) < 0) {
 					r = -ENOMEM;
 					break;
 				}

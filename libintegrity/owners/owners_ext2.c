@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "util/strv.h"
 
 static int ext2_errno(errcode_t e)
 {
@@ -125,7 +126,7 @@ struct e2_want {
 
 struct e2_scan {
 	struct e2_want *v;
-	size_t n;
+	size_t n, cap;
 	ext2_ino_t ino;
 };
 
@@ -160,8 +161,7 @@ struct e2_names {
 	ext2_ino_t dir;
 	ext2_ino_t *inos;		/* sorted */
 	size_t ninos;
-	char ***paths;			/* per wanted inode: NULL-terminated */
-	size_t *npaths;
+	struct strv *paths;		/* per wanted inode */
 	bool *is_dir;
 	int err;
 };
@@ -175,16 +175,7 @@ static int ino_cmp(const void *a, const void *b)
 
 static int e2_path_push(struct e2_names *n, size_t i, const char *path)
 {
-	char **v = reallocarray(n->paths[i], n->npaths[i] + 2, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	n->paths[i] = v;
-	v[n->npaths[i]] = strdup(path);
-	if (!v[n->npaths[i]])
-		return -ENOMEM;
-	v[++n->npaths[i]] = NULL;
-	return 0;
+	return strv_push(&n->paths[i], path);
 }
 
 static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int blocksize, _unused_ char *buf,
@@ -231,9 +222,8 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 	ext2_ino_t ino;
 
 	n->paths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->paths));
-	n->npaths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->npaths));
 	n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
-	if (!n->paths || !n->npaths || !n->is_dir)
+	if (!n->paths || !n->is_dir)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->ninos; i++) {
 		if (n->inos[i] == EXT2_ROOT_INO && e2_path_push(n, i, "/") < 0)
@@ -258,13 +248,9 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 
 static void e2_names_free(struct e2_names *n)
 {
-	for (size_t i = 0; n->paths && i < n->ninos; i++) {
-		for (size_t k = 0; k < n->npaths[i]; k++)
-			free(n->paths[i][k]);
-		free(n->paths[i]);
-	}
+	for (size_t i = 0; n->paths && i < n->ninos; i++)
+		strv_clear(&n->paths[i]);
 	free(n->paths);
-	free(n->npaths);
 	free(n->is_dir);
 	free(n->inos);
 }
@@ -336,12 +322,10 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				r = owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_FREE, NULL, NULL);
 				continue;
 			}
-			void *v = reallocarray(scan.v, scan.n + 1, sizeof(*scan.v));
-			if (!v) {
+			if (GREEDY_REALLOC(scan.v, scan.cap, scan.n + 1) < 0) {
 				r = -ENOMEM;
 				break;
 			}
-			scan.v = v;
 			/* A part of the want in this block: a copy that remembers its bytes. */
 			struct want *part = malloc(sizeof(*part));
 			if (!part) {
@@ -438,13 +422,13 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			size_t ni = hit ? (size_t)(hit - names.inos) : 0;
 			if (hit && names.is_dir[ni])
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
-			if (!hit || !names.npaths[ni]) {
+			if (!hit || !names.paths[ni].n) {
 				ow.note = "no path: not linked in any directory";
 				r = owners_add(o, p->range, &ow);
 				continue;
 			}
-			for (size_t k2 = 0; k2 < names.npaths[ni] && r == 0; k2++) {
-				ow.path = names.paths[ni][k2];
+			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
+				ow.path = names.paths[ni].v[k2];
 				r = owners_add(o, p->range, &ow);
 			}
 		}

@@ -27,7 +27,7 @@ struct integrity_owners {
 	size_t nranges;
 	struct owner_list *owners;	/* one list per range */
 	struct fs_entry **fs;
-	size_t nfs;
+	size_t nfs, fs_cap;
 };
 
 /* The part of a queried range that lies in one file system, in that file

@@ -22,6 +22,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "util/strv.h"
 
 static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
 {
@@ -196,8 +197,7 @@ struct walk {
 	bool fiemap;			/* map every file's extents */
 	uint64_t *inodes;		/* wanted by rmap: their paths, sorted */
 	size_t ninodes;
-	char ***inode_paths;		/* per wanted inode */
-	size_t *inode_npaths;
+	struct strv *inode_paths;	/* per wanted inode */
 	bool *inode_dir;
 	/* Hard links: the hits of an inode already mapped, for its other paths. */
 	struct seen_inode *seen;
@@ -231,14 +231,8 @@ static int add_file_owner(struct walk *wk, const char *path, uint64_t ino, bool 
 
 static int hit_push(struct walk *wk, const struct hit *h)
 {
-	if (wk->nhits == wk->caphits) {
-		size_t cap = wk->caphits ? wk->caphits * 2 : 64;
-		void *v = reallocarray(wk->hits, cap, sizeof(*wk->hits));
-		if (!v)
-			return -ENOMEM;
-		wk->hits = v;
-		wk->caphits = cap;
-	}
+	if (GREEDY_REALLOC(wk->hits, wk->caphits, wk->nhits + 1) < 0)
+		return -ENOMEM;
 	wk->hits[wk->nhits++] = *h;
 	return 0;
 }
@@ -309,13 +303,8 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 
 	if (want) {
 		size_t i = (size_t)(want - wk->inodes);
-		char **v = reallocarray(wk->inode_paths[i], wk->inode_npaths[i] + 1, sizeof(*v));
-		if (!v)
+		if (strv_push(&wk->inode_paths[i], path) < 0)
 			return -ENOMEM;
-		wk->inode_paths[i] = v;
-		if (!(v[wk->inode_npaths[i]] = strdup(path)))
-			return -ENOMEM;
-		wk->inode_npaths[i]++;
 		wk->inode_dir[i] = is_dir;
 	}
 	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir))
@@ -352,14 +341,8 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 		if ((r = add_file_owner(wk, path, st->st_ino, is_dir, &wk->hits[first + i])) < 0)
 			return r;
 	if (st->st_nlink > 1 && !is_dir) {
-		if (wk->nseen == wk->capseen) {
-			size_t cap = wk->capseen ? wk->capseen * 2 : 64;
-			void *v = reallocarray(wk->seen, cap, sizeof(*wk->seen));
-			if (!v)
-				return -ENOMEM;
-			wk->seen = v;
-			wk->capseen = cap;
-		}
+		if (GREEDY_REALLOC(wk->seen, wk->capseen, wk->nseen + 1) < 0)
+			return -ENOMEM;
 		/* Kept sorted for bsearch: insertion (hard-linked files are few). */
 		size_t at = wk->nseen;
 		while (at > 0 && wk->seen[at - 1].ino > st->st_ino)
@@ -469,14 +452,9 @@ static int walk_tree(struct walk *wk, int rootfd)
 
 static void walk_free(struct walk *wk)
 {
-	for (size_t i = 0; i < wk->ninodes; i++) {
-		for (size_t k = 0; wk->inode_paths && k < wk->inode_npaths[i]; k++)
-			free(wk->inode_paths[i][k]);
-		if (wk->inode_paths)
-			free(wk->inode_paths[i]);
-	}
+	for (size_t i = 0; wk->inode_paths && i < wk->ninodes; i++)
+		strv_clear(&wk->inode_paths[i]);
 	free(wk->inode_paths);
-	free(wk->inode_npaths);
 	free(wk->inode_dir);
 	free(wk->inodes);
 	free(wk->seen);
@@ -517,13 +495,13 @@ static int rmap_owners(struct walk *wk)
 		if (hit && wk->inode_dir[k])
 			ow.flags |= INTEGRITY_OWNER_DIRECTORY;
 		w->found = true;
-		if (!hit || !wk->inode_npaths[k]) {
+		if (!hit || !wk->inode_paths[k].n) {
 			ow.note = "no path in the mounted tree (deleted while open, or outside a bind mount)";
 			r = owners_add(wk->o, w->piece->range, &ow);
 			continue;
 		}
-		for (size_t n = 0; n < wk->inode_npaths[k] && r == 0; n++) {
-			ow.path = wk->inode_paths[k][n];
+		for (size_t n = 0; n < wk->inode_paths[k].n && r == 0; n++) {
+			ow.path = wk->inode_paths[k].v[n];
 			r = owners_add(wk->o, w->piece->range, &ow);
 		}
 	}
@@ -577,9 +555,8 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	if (r == 0 && wk.ninodes) {
 		wk.inodes = calloc(wk.ninodes, sizeof(*wk.inodes));
 		wk.inode_paths = calloc(wk.ninodes, sizeof(*wk.inode_paths));
-		wk.inode_npaths = calloc(wk.ninodes, sizeof(*wk.inode_npaths));
 		wk.inode_dir = calloc(wk.ninodes, sizeof(*wk.inode_dir));
-		if (!wk.inodes || !wk.inode_paths || !wk.inode_npaths || !wk.inode_dir)
+		if (!wk.inodes || !wk.inode_paths || !wk.inode_dir)
 			r = -ENOMEM;
 		size_t n = 0;
 		for (size_t i = 0; r == 0 && i < ws.n; i++)

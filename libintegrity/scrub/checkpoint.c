@@ -140,12 +140,9 @@ static int parse_line(struct scrub_checkpoint *cp, char *line, bool with_errors,
 		(*nerrors)++;
 		if (!with_errors)
 			return 0;
-		void *nv = realloc(cp->errors.v, (cp->errors.n + 1) * sizeof(e));
-		if (!nv)
+		if (GREEDY_REALLOC(cp->errors.v, cp->errors.cap, cp->errors.n + 1) < 0)
 			return -ENOMEM;
-		cp->errors.v = nv;
 		cp->errors.v[cp->errors.n++] = e;
-		cp->errors.cap = cp->errors.n;
 		return 0;
 	}
 	size_t f;
@@ -409,7 +406,7 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 					    size_t *count)
 {
 	struct integrity_scrub_state *v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d = opendir(dirpath);
 
@@ -428,13 +425,11 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 		int r = scrub_checkpoint_read(path, &cp, false, why, sizeof(why));
 		if (r == -ENOENT)
 			continue;
-		void *nv = realloc(v, (n + 1) * sizeof(*v));
-		if (!nv) {
+		if (GREEDY_REALLOC(v, cap, n + 1) < 0) {
 			free(v);
 			closedir(d);
 			return -ENOMEM;
 		}
-		v = nv;
 		struct integrity_scrub_state *st = &v[n++];
 		memset(st, 0, sizeof(*st));
 		if (r < 0) {

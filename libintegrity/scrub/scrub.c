@@ -131,16 +131,8 @@ int scrub_errors_add(struct scrub_errors *l, const struct integrity_scrub_error 
 			l->v[i - 1].count += e->count;
 			return 0;
 		}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		if (cap < l->cap || cap > SIZE_MAX / sizeof(*l->v))
-			return -ENOMEM;
-		void *v = realloc(l->v, cap * sizeof(*l->v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
 	l->v[l->n++] = *e;
 	return 0;
 }

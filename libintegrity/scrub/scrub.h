@@ -235,7 +235,7 @@ struct integrity_scrub {
 	uint64_t size;			/* bytes of the target */
 
 	struct scrub_partition *parts;
-	size_t nparts;
+	size_t nparts, parts_cap;
 
 	/* The ledger: only the engine writes it. */
 	struct integrity_scrub_progress progress;

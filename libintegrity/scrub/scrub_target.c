@@ -31,12 +31,10 @@ static int load_partitions(struct integrity_scrub *s, const struct integrity_dev
 		if (sysfs_read_u64(all[i]->dir, "start", &start) < 0 ||
 		    sysfs_read_u64(all[i]->dir, "size", &size) < 0)
 			continue;
-		void *v = realloc(s->parts, (s->nparts + 1) * sizeof(*s->parts));
-		if (!v) {
+		if (GREEDY_REALLOC(s->parts, s->parts_cap, s->nparts + 1) < 0) {
 			r = -ENOMEM;
 			break;
 		}
-		s->parts = v;
 		s->parts[s->nparts++] = (struct scrub_partition){
 			.partno = all[i]->partno,
 			.start = start * 512 / s->block_size,
@@ -241,7 +239,9 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	if (r < 0)
 		return r;
 	s->dev = dev;
-	integrity_device_kernel_state(dev, &ks);
+	r = integrity_device_kernel_state(dev, &ks);
+	if (r < 0)
+		return r;
 	s->block_size = dev->lbs ? dev->lbs : 512;
 	s->size = dev->size;
 	s->blocks = dev->size / s->block_size;

@@ -153,6 +153,12 @@ PY
 	assert_failure 2
 	run ictl pi generate data -o x --pi-file y
 	assert_failure 2
+	run ictl pi generate --format T10-DIF-TYPE9-CRC data -o x
+	assert_failure 2
+	assert_output --partial "unknown profile 'T10-DIF-TYPE9-CRC'"
+	run ictl pi generate --interval 1000 data --pi-file y
+	assert_failure 2
+	assert_output --partial "power of two"
 	run ictl pi inject --block 999 --tag guard dif
 	assert_failure 2
 	assert_output --partial "past the end"

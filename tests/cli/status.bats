@@ -165,6 +165,32 @@ teardown() {
 	assert_failure 2
 }
 
+@test "a kernel state that cannot be read is an error, never shown as none or off" {
+	# An attribute that is there but cannot be read (a directory: EISDIR).
+	rm "$sys/block/sda/integrity/format" "$sys/block/sdb/integrity/read_verify"
+	mkdir "$sys/block/sda/integrity/format" "$sys/block/sdb/integrity/read_verify"
+	run ictl status --sysfs-root "$sys" --list -J sda sdb
+	assert_failure 3
+	assert_output --partial "sda: cannot read the kernel's integrity state"
+	assert_output --partial "sdb: cannot read the kernel's integrity state"
+	json=$(ictl status --sysfs-root "$sys" --list -J sda sdb 2>/dev/null) || true
+	run jq -c '[.blockdevices[] | select(.name == "sda" or .name == "sdb") | [.name, .profile, ."read-verify", ."write-generate"]]' <<<"$json"
+	assert_output '[["sda",null,null,null],["sdb",null,null,null]]'
+	run ictl show --sysfs-root "$sys" -J sda
+	assert_failure 3
+	json=$(ictl show --sysfs-root "$sys" -J sda 2>/dev/null) || true
+	run jq -c '.kernel' <<<"$json"
+	assert_output '{"error":"Is a directory"}'
+	run ictl show --sysfs-root "$sys" sdb
+	assert_failure 3
+	assert_output --regexp "error +Is a directory"
+	refute_output --partial "read_verify"
+	refute_output --regexp "format +none"
+	# The other devices are unaffected.
+	run ictl status --sysfs-root "$sys" --list -J nvme0n1
+	assert_success
+}
+
 @test "a stale udev database entry is never printed as a stable name" {
 	require_root
 	truncate -s 64M img

@@ -12,6 +12,22 @@
 #include <string.h>
 
 #include "dlopen.h"
+#include "internal.h"
+
+/* The error of the last library that could not be loaded, for the caller's
+ * message: the failed call only has an errno (or a NULL). */
+static const char *last_failure;
+
+static void dl_failed(struct dl_library *lib)
+{
+	lib->result = -ELIBACC;
+	__atomic_store_n(&last_failure, lib->error, __ATOMIC_RELEASE);
+}
+
+INTEGRITY_EXPORT const char *integrity_missing_library(void)
+{
+	return __atomic_load_n(&last_failure, __ATOMIC_ACQUIRE);
+}
 
 static void dl_try(struct dl_library *lib)
 {
@@ -19,7 +35,7 @@ static void dl_try(struct dl_library *lib)
 
 	if (!h) {
 		snprintf(lib->error, sizeof(lib->error), "%s", dlerror());
-		lib->result = -ELIBACC;
+		dl_failed(lib);
 		return;
 	}
 	for (size_t i = 0; i < lib->nsymbols; i++) {
@@ -30,7 +46,7 @@ static void dl_try(struct dl_library *lib)
 			for (size_t j = 0; j < i; j++)
 				*lib->symbols[j].fn = NULL;
 			dlclose(h);
-			lib->result = -ELIBACC;
+			dl_failed(lib);
 			return;
 		}
 		*lib->symbols[i].fn = fn;

@@ -99,3 +99,49 @@ PY
 	assert_line --regexp '^CODE_FILE=.*cmd/scrub\.c$'
 	assert_line "INTEGRITY_DEVICE=data"
 }
+
+# Runs "$@" in a mount namespace of its own where every library loaded on
+# first use (the sonames configure found) is an empty file, as on a system
+# without them.
+without_optional_libraries() {
+	local so path hide=""
+	for so in $(sed -n 's/^#define [A-Z0-9]*_SONAME "\(.*\)"$/\1/p' "$TOP_BUILDDIR/config.h"); do
+		path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
+		[ -n "$path" ] || fail "$so is not installed here"
+		hide="$hide mount --bind /dev/null '$path' &&"
+	done
+	unshare -m --propagation private sh -c "$hide exec \"\$@\"" sh "$@"
+}
+
+@test "without the libraries loaded on first use: what needs one names it, the rest works" {
+	require_root
+	command -v unshare >/dev/null || skip "no unshare"
+	[ -f "$TOP_BUILDDIR/config.h" ] || skip "no build tree"
+	truncate -s 8M disk
+	printf 'label: gpt\nsize=1M, name=one\n' | sfdisk -q disk
+	random_file data 65536 5
+	ictl -q pi generate --format T10-DIF-TYPE1-CRC data --pi-file pi
+
+	# libfdisk: part says it is missing, by name.
+	run without_optional_libraries "$INTEGRITYCTL" part list disk
+	assert_failure 3
+	assert_output --regexp 'libfdisk\.so\.[0-9]+'
+	run ictl part list disk
+	assert_success
+	assert_output --partial one
+
+	# The rest: start-up, status, the udev helper, a host scrub (pread
+	# instead of io_uring).
+	run without_optional_libraries "$INTEGRITYCTL" --version
+	assert_success
+	run without_optional_libraries "$INTEGRITYCTL" status --sysfs-root "$sys" -J
+	assert_success
+	assert_output --partial '"nvme0n1"'
+	ACTION=add run without_optional_libraries "$INTEGRITYCTL" udev-helper --sysfs-root "$sys" \
+		--no-history --no-policy sda17
+	assert_success
+	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
+	run without_optional_libraries "$INTEGRITYCTL" scrub -q --no-state --format T10-DIF-TYPE1-CRC \
+		--pi-file pi data
+	assert_success
+}

@@ -25,12 +25,16 @@
 #endif
 
 #include "dlopen.h"
+#include "libintegrity.h"
 
 static void test_missing_library(void **state)
 {
 	void *fn = NULL;
 	const struct dl_symbol syms[] = { { "strlen", &fn } };
-	struct dl_library lib = { .soname = "libintegrity-test-absent.so.0", .symbols = syms, .nsymbols = 1 };
+	/* static: integrity_missing_library() points into it */
+	static struct dl_library lib = { .soname = "libintegrity-test-absent.so.0", .nsymbols = 1 };
+
+	lib.symbols = syms;
 
 	assert_int_equal(dl_load(&lib), -ELIBACC);
 	assert_non_null(strstr(lib.error, "libintegrity-test-absent.so.0"));
@@ -43,8 +47,9 @@ static void test_missing_symbol(void **state)
 {
 	void *first = NULL, *second = NULL;
 	const struct dl_symbol syms[] = { { "strlen", &first }, { "integrity_test_no_such_symbol", &second } };
-	struct dl_library lib = { .soname = "libc.so.6", .symbols = syms, .nsymbols = 2 };
+	static struct dl_library lib = { .soname = "libc.so.6", .nsymbols = 2 };
 
+	lib.symbols = syms;
 	assert_int_equal(dl_load(&lib), -ELIBACC);
 	assert_non_null(strstr(lib.error, "integrity_test_no_such_symbol"));
 	/* All or nothing: the symbol found first is not left half set. */
@@ -163,6 +168,8 @@ static void fdisk_calls(void)
 	assert_null(fdisk_new_context());
 	assert_int_equal(errno, ELIBACC);
 	assert_int_equal(fdisk_assign_device_by_fd(NULL, 0, "x", 1), -ELIBACC);
+	/* What the command names in its message. */
+	assert_non_null(strstr(integrity_missing_library(), "libintegrity-test-absent.so.0"));
 	fdisk_unref_context(NULL);	/* cleanup paths still run */
 }
 

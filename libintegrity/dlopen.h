@@ -75,33 +75,33 @@ struct struct_io_manager *dl_ext2fs_unix_io_manager(void);
  */
 #define DL_POINTER_(fail, ret, name, params, args) typeof(name) *name;
 #define DL_VPOINTER_(name, params, args) typeof(name) *name;
+#define DL_DPOINTER_(name) typeof(name) *name;
 #define DL_SYMBOL_(fail, ret, name, params, args) { #name, (void **)&dl_fn.name },
 #define DL_VSYMBOL_(name, params, args) { #name, (void **)&dl_fn.name },
-#define DL_DPOINTER_(name) typeof(name) *name;
 #define DL_DSYMBOL_(name) { #name, (void **)&dl_fn.name },
-#define DL_NONE_(...)
 #define DL_WRAPPER_(fail, ret, name, params, args) \
-	ret name params                            \
-	{                                          \
+	ret name params \
+	{ \
 		return dl_ready(dl_this) ? dl_fn.name args : (fail); \
 	}
 #define DL_VWRAPPER_(name, params, args) \
-	void name params                 \
-	{                                \
-		if (dl_ready(dl_this))   \
+	void name params \
+	{ \
+		if (dl_ready(dl_this)) \
 			dl_fn.name args; \
 	}
-#define DL_LIBRARY(var, so, LIST)                                             \
-	static struct {                                                       \
-		LIST(DL_POINTER_, DL_VPOINTER_, DL_DPOINTER_)                               \
-	} dl_fn;                                                              \
+#define DL_NONE_(...)
+#define DL_LIBRARY(var, so, LIST) \
+	static struct { \
+		LIST(DL_POINTER_, DL_VPOINTER_, DL_DPOINTER_) \
+	} dl_fn; \
 	static const struct dl_symbol dl_symbols[] = { LIST(DL_SYMBOL_, DL_VSYMBOL_, DL_DSYMBOL_) }; \
-	struct dl_library var = {                                             \
-		.soname = so,                                                 \
-		.symbols = dl_symbols,                                        \
-		.nsymbols = ARRAY_SIZE(dl_symbols),                           \
-	};                                                                    \
-	static struct dl_library *const dl_this = &var;                       \
+	struct dl_library var = { \
+		.soname = so, \
+		.symbols = dl_symbols, \
+		.nsymbols = ARRAY_SIZE(dl_symbols), \
+	}; \
+	static struct dl_library *const dl_this = &var; \
 	LIST(DL_WRAPPER_, DL_VWRAPPER_, DL_NONE_)
 
 #endif

@@ -11,6 +11,16 @@
 
 #include "cmd.h"
 
+/* strerror(), or which library could not be loaded when that is the cause:
+ * the call then failed with ELIBACC, or ENOMEM from a constructor. */
+static const char *error_string(int err)
+{
+	err = err < 0 ? -err : err;
+	if ((err == ELIBACC || err == ENOMEM) && integrity_missing_library())
+		return integrity_missing_library();
+	return strerror(err);
+}
+
 int fail(int code, const char *object, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -22,7 +32,7 @@ int fail(int code, const char *object, int err, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	if (err)
-		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+		fprintf(stderr, ": %s", error_string(err));
 	fputc('\n', stderr);
 	return code;
 }

@@ -1,25 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The optional libraries, loaded when first used.
- *
- * libnvme (and through it libcrypto and json-c) costs more at start-up than
- * everything else the library links: about 2 ms per process, paid by every
- * udev event the helper handles although only NVMe devices need it.  The
- * functions of it the library calls are defined here under their own names
- * and prototypes (libnvme.h's, so the compiler checks them); each loads
- * libnvme once and calls the real one.  The header's inline helpers
- * (nvme_identify_ns(), nvme_read(), ...) end up here too, and the callers
- * are unchanged.  Without libnvme they fail as a libnvme call does, -1 with
- * errno ELIBACC ("cannot access a needed shared library").
- *
- * The symbols stay inside the library (hidden visibility), so a program that
- * links libnvme itself keeps its own.
+ * The loader of the optional libraries (dlopen.h): each is opened once, with
+ * every symbol its dlopen_<library>.c lists, or not at all.
  */
 #include "config.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <libnvme.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,13 +14,28 @@
 #include "dlopen.h"
 #include "internal.h"
 
+/* The error of the last library that could not be loaded, for the caller's
+ * message: the failed call only has an errno (or a NULL). */
+static const char *last_failure;
+
+static void dl_failed(struct dl_library *lib)
+{
+	lib->result = -ELIBACC;
+	__atomic_store_n(&last_failure, lib->error, __ATOMIC_RELEASE);
+}
+
+INTEGRITY_EXPORT const char *integrity_missing_library(void)
+{
+	return __atomic_load_n(&last_failure, __ATOMIC_ACQUIRE);
+}
+
 static void dl_try(struct dl_library *lib)
 {
 	void *h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
 		snprintf(lib->error, sizeof(lib->error), "%s", dlerror());
-		lib->result = -ELIBACC;
+		dl_failed(lib);
 		return;
 	}
 	for (size_t i = 0; i < lib->nsymbols; i++) {
@@ -44,7 +46,7 @@ static void dl_try(struct dl_library *lib)
 			for (size_t j = 0; j < i; j++)
 				*lib->symbols[j].fn = NULL;
 			dlclose(h);
-			lib->result = -ELIBACC;
+			dl_failed(lib);
 			return;
 		}
 		*lib->symbols[i].fn = fn;
@@ -67,67 +69,4 @@ int dl_load(struct dl_library *lib)
 	}
 	pthread_mutex_unlock(&lock);
 	return lib->result;
-}
-
-static struct {
-	typeof(nvme_get_nsid) *get_nsid;
-	typeof(nvme_identify) *identify;
-	typeof(nvme_io) *io;
-	typeof(nvme_get_property) *get_property;
-	typeof(nvme_format_nvm) *format_nvm;
-	typeof(nvme_status_to_string) *status_to_string;
-} nvme;
-
-static const struct dl_symbol nvme_symbols[] = {
-	{ "nvme_get_nsid", (void **)&nvme.get_nsid },
-	{ "nvme_identify", (void **)&nvme.identify },
-	{ "nvme_io", (void **)&nvme.io },
-	{ "nvme_get_property", (void **)&nvme.get_property },
-	{ "nvme_format_nvm", (void **)&nvme.format_nvm },
-	{ "nvme_status_to_string", (void **)&nvme.status_to_string },
-};
-
-static struct dl_library libnvme = {
-	.soname = "libnvme.so.1",
-	.symbols = nvme_symbols,
-	.nsymbols = ARRAY_SIZE(nvme_symbols),
-};
-
-/* -1 and errno ELIBACC when libnvme is missing, as a failed call. */
-static bool nvme_loaded(void)
-{
-	if (dl_load(&libnvme) == 0)
-		return true;
-	errno = ELIBACC;
-	return false;
-}
-
-int nvme_get_nsid(int fd, __u32 *nsid)
-{
-	return nvme_loaded() ? nvme.get_nsid(fd, nsid) : -1;
-}
-
-int nvme_identify(struct nvme_identify_args *args)
-{
-	return nvme_loaded() ? nvme.identify(args) : -1;
-}
-
-int nvme_io(struct nvme_io_args *args, __u8 opcode)
-{
-	return nvme_loaded() ? nvme.io(args, opcode) : -1;
-}
-
-int nvme_get_property(struct nvme_get_property_args *args)
-{
-	return nvme_loaded() ? nvme.get_property(args) : -1;
-}
-
-int nvme_format_nvm(struct nvme_format_nvm_args *args)
-{
-	return nvme_loaded() ? nvme.format_nvm(args) : -1;
-}
-
-const char *nvme_status_to_string(int status, bool fabrics)
-{
-	return nvme_loaded() ? nvme.status_to_string(status, fabrics) : "libnvme is not installed";
 }

@@ -25,6 +25,13 @@ const char *integrity_version(void);
  * when it is not 0): "512B", "64M", "1.5G".  Returns buf; 16 bytes hold any. */
 const char *integrity_size_string(uint64_t bytes, char *buf, size_t len);
 
+/* libnvme, libfdisk, libdevmapper, libext2fs, libsgutils2 and liburing are
+ * loaded when first used; without one, what needs it fails (-ELIBACC, or
+ * -ENOMEM where the library's constructor returned NULL).  This says which
+ * could not be loaded and why ("libfdisk.so.1: cannot open shared object
+ * file: ..."), or NULL when none failed in this process. */
+const char *integrity_missing_library(void);
+
 #ifdef __cplusplus
 }
 #endif

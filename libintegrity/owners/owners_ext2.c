@@ -10,6 +10,7 @@
 #include <ext2fs/ext2fs.h>
 
 #include "device.h"
+#include "dlopen.h"
 #include "owners_int.h"
 #include "util/strv.h"
 
@@ -35,10 +36,16 @@ static errcode_t ext2_read_error(io_channel ch, unsigned long block, int count, 
 
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out)
 {
+	/* libext2fs's unix_io_manager: a variable of the library, loaded when
+	 * first used. */
+	io_manager unix_io = dl_ext2fs_unix_io_manager();
+
+	if (!unix_io)
+		return -ELIBACC;
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
 					   EXT2_FLAG_SOFTSUPP_FEATURES,
-				   0, 0, unix_io_manager, out);
+				   0, 0, unix_io, out);
 	if (e)
 		return ext2_errno(e);
 	(*out)->io->read_error = ext2_read_error;

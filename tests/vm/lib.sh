@@ -195,6 +195,19 @@ vm__needed() {
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$out"
 }
 
+# vm__dlopened ELF: the host's libraries ELF loads with dlopen (the sonames
+# it holds as strings, as libintegrity does for its optional libraries),
+# and the libraries those need.
+vm__dlopened() {
+	local so p
+	for so in $(strings -a "$1" | grep -E '^lib[^/ ]+\.so\.[0-9][0-9.]*$' | sort -u); do
+		p=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
+		[ -n "$p" ] || continue
+		echo "$p"
+		vm__needed "$p"
+	done
+}
+
 # vm__install SRC STAGE [DEST]: copy a file (dereferenced) into the stage.
 vm__install() {
 	local dst=$2${3:-$1}
@@ -304,7 +317,7 @@ vm_project_initrd() {
 	for d in "${dirs[@]}"; do VM__LDPATH+=${VM__LDPATH:+:}$destdir$d; done
 	while read -r f; do
 		vm__is_elf "$destdir/$f" || continue
-		for d in $(vm__needed "$destdir/$f"); do
+		for d in $(vm__needed "$destdir/$f") $(vm__dlopened "$destdir/$f"); do
 			case $d in "$destdir"/*) continue ;; esac
 			vm__install "$d" "$s"
 		done

@@ -111,8 +111,16 @@ static void lowest_lba_first_and_the_eventfd(void **state)
 	assert_false(readable(scrub_pool_fd(pool)));
 	for (unsigned i = 0; i < 3; i++)
 		scrub_pool_push(pool, &reqs[i]);
-	for (unsigned i = 0; i < 3; i++)
-		sem_wait(&p.finished);
+	/* A worker puts a request down after its check returns: wait for the
+	 * eventfd to count all three, then give the count back. */
+	uint64_t count = 0, c;
+	while (count < 3) {
+		struct pollfd pfd = { .fd = scrub_pool_fd(pool), .events = POLLIN };
+		assert_int_equal(poll(&pfd, 1, -1), 1);
+		assert_int_equal(read(scrub_pool_fd(pool), &c, sizeof(c)), sizeof(c));
+		count += c;
+	}
+	assert_int_equal(write(scrub_pool_fd(pool), &count, sizeof(count)), sizeof(count));
 	/* All three are done: readable, and they come back in LBA order. */
 	assert_true(readable(scrub_pool_fd(pool)));
 	assert_int_equal(scrub_pool_take(pool)->lba, 3);

@@ -18,3 +18,11 @@ random_file() {
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 }
+
+# The build tree (builddir) and the fault layer the scrub tests preload
+# (fault_lib, tests/fault/libfault.c); fails when 'make check' did not build it.
+use_fault_layer() {
+	builddir=${TOP_BUILDDIR:-$(cd "$(dirname "$INTEGRITYCTL")" && pwd)}
+	fault_lib=$builddir/tests/fault/.libs/libfault.so
+	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
+}

@@ -13,9 +13,7 @@ load helpers
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
-	builddir=${TOP_BUILDDIR:-$(cd "$(dirname "$INTEGRITYCTL")" && pwd)}
-	fault_lib=$builddir/tests/fault/.libs/libfault.so
-	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
+	use_fault_layer
 	fmt=(--format T10-DIF-TYPE1-CRC)
 }
 

@@ -44,6 +44,9 @@ extern struct poptOption global_option_table[];
  * (0: none).  Return the exit code so that callers can `return fail(...)`. */
 int fail(int code, const char *object, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* fail() for a file the program reads or writes: a refusal of one that is
+ * not trusted (-EPERM) names the fix ('chown', 'chmod'). */
+int fail_file(int code, const char *path, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Cleanup helpers for the handles the command holds: a variable declared

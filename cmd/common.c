@@ -6,19 +6,22 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libsmartcols.h>
 
 #include "cmd.h"
+#include "util/safefile.h"
 
-/* strerror(), or which library could not be loaded when that is the cause:
- * the call then failed with ELIBACC, or ENOMEM from a constructor. */
+/* strerror() (with words for the refusals of util/safefile.c), or which
+ * library could not be loaded when that is the cause: the call then failed
+ * with ELIBACC, or ENOMEM from a constructor. */
 static const char *error_string(int err)
 {
 	err = err < 0 ? -err : err;
 	if ((err == ELIBACC || err == ENOMEM) && integrity_missing_library())
 		return integrity_missing_library();
-	return strerror(err);
+	return safe_strerror(err);
 }
 
 int fail(int code, const char *object, int err, const char *fmt, ...)
@@ -35,6 +38,20 @@ int fail(int code, const char *object, int err, const char *fmt, ...)
 		fprintf(stderr, ": %s", error_string(err));
 	fputc('\n', stderr);
 	return code;
+}
+
+int fail_file(int code, const char *path, int err, const char *fmt, ...)
+{
+	char what[512], fix[4352];
+	struct stat st;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (err == -EPERM && lstat(path, &st) == 0 && safe_untrusted(&st, path, fix, sizeof(fix)))
+		return fail(code, path, 0, "%s: not trusted: %s", what, fix);
+	return fail(code, path, err, "%s", what);
 }
 
 void warnx_obj(const char *object, const char *fmt, ...)

@@ -147,8 +147,13 @@ static int show_status(const char *state_dir, const char *target)
 	size_t n;
 	int r = integrity_scrub_states(state_dir, &states, &n);
 
-	if (r < 0)
+	if (r < 0) {
+		char fix[4200];
+		struct stat st;
+		if (r == -EPERM && stat(state_dir, &st) == 0 && safe_untrusted(&st, state_dir, fix, sizeof(fix)))
+			return fail(EXIT_FAIL, state_dir, 0, "saved scrubs not read: the directory is %s", fix);
 		return fail(EXIT_FAIL, state_dir, r, "cannot read saved scrubs");
+	}
 	struct libscols_table *tb = scols_new_table();
 	static const char *const heads[] = { "TARGET", "IDENTITY", "STATUS", "METHOD", "PROTECTION",
 					     "PROGRESS", "BAD", "IO-ERRORS", "ELAPSED", "UPDATED" };
@@ -300,7 +305,7 @@ static bool run_metrics(struct run *run, int r)
 		struct metrics_ctx mc = { run, r, previous_last_success(moved ? old : path) };
 		if (r == 0)
 			mc.last_success = (double)time(NULL);
-		w = write_atomically(path, write_metrics, &mc);
+		w = safe_write_file(path, 0, 0644, write_metrics, &mc);
 		if (w == 0 && moved)
 			unlink(old);
 	}
@@ -396,7 +401,8 @@ int scrub_one(const char *target, const struct integrity_scrub_params *params, b
 	if ((!gopt.quiet || gopt.json) && !verifying)
 		write_report(stdout, &(struct report_ctx){ &run, run.r });
 	if (o.report && !verifying) {
-		int w = write_atomically(o.report, write_report, &(struct report_ctx){ &run, run.r });
+		int w = safe_write_file(o.report, SAFE_IN_PLACE, 0644, write_report,
+					&(struct report_ctx){ &run, run.r });
 		if (w < 0)
 			code = fail(EXIT_FAIL, o.report, w, "cannot write the report");
 	}

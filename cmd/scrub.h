@@ -8,8 +8,11 @@
 #include <stdio.h>
 
 #include "cmd.h"
+#include "util/safefile.h"
 
 #define DEFAULT_STATE_DIR "/var/lib/integrityctl"
+/* A metrics file larger than this is not one of ours. */
+#define METRICS_MAX_SIZE (1u << 20)
 #define REPORT_VERSION 1
 
 /* Journal message ids, one per event kind (journalctl MESSAGE_ID=...). */
@@ -140,7 +143,6 @@ void resolve_owners(struct run *run);
 const char *status_word(int r);
 void report_json_fields(struct json *j, struct run *run, int r);
 void report_human(FILE *out, struct run *run, int r);
-int write_atomically(const char *path, void (*writer)(FILE *, void *), void *data);
 void write_report(FILE *f, void *data);
 void write_metrics(FILE *f, void *data);
 int metrics_path(char *buf, size_t len, const char *dir, const char *identity, bool legacy);

@@ -408,7 +408,7 @@ int scrub_many(const char *const *targets, size_t n, const struct integrity_scru
 	if (!gopt.quiet || gopt.json)
 		write_batch_report(stdout, &b);
 	if (o.report) {
-		int w2 = write_atomically(o.report, write_batch_report, &b);
+		int w2 = safe_write_file(o.report, SAFE_IN_PLACE, 0644, write_batch_report, &b);
 		if (w2 < 0)
 			ret = worse(ret, fail(EXIT_FAIL, o.report, w2, "cannot write the report"));
 	}

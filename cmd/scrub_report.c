@@ -359,60 +359,6 @@ void report_human(FILE *out, struct run *run, int r)
 		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
 }
 
-/* The end of writing f: whatever went wrong on the way (the error flag,
- * the last flush, the close) as -errno, 0 when everything was written. */
-static int finish_file(FILE *f, bool sync)
-{
-	int r = 0;
-
-	errno = 0;
-	if (fflush(f) != 0 || ferror(f))
-		r = errno ? -errno : -EIO;
-	if (r == 0 && sync && fsync(fileno(f)) < 0 && errno != EINVAL && errno != EROFS)
-		r = -errno;
-	errno = 0;
-	if (fclose(f) != 0 && r == 0)
-		r = errno ? -errno : -EIO;
-	return r;
-}
-
-/* Write to a temporary file beside path, synced, then rename over it; a
- * path that exists and is not a regular file (a terminal, a pipe,
- * /dev/stdout) is written in place. */
-int write_atomically(const char *path, void (*writer)(FILE *, void *), void *data)
-{
-	char tmp[4096];
-	struct stat st;
-	int fd;
-
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		FILE *f = fopen(path, "we");
-		if (!f)
-			return -errno;
-		writer(f, data);
-		return finish_file(f, false);
-	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
-		return -ENOMEM;
-	}
-	fchmod(fd, 0644);
-	writer(f, data);
-	int r = finish_file(f, true);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
 void write_report(FILE *f, void *data)
 {
 	struct report_ctx *rc = data;
@@ -531,10 +477,18 @@ int metrics_path(char *buf, size_t len, const char *dir, const char *identity, b
 	return (size_t)snprintf(buf + at, len - at, ".prom") >= len - at ? -ENAMETOOLONG : 0;
 }
 
+/* The previous metrics file, if it can be trusted: a regular file of
+ * root's (or the caller's) that nobody else can write, of a sane size.
+ * Another user's file or link in a shared directory is never read. */
+static FILE *open_previous_metrics(const char *path)
+{
+	return safe_fopen_read(path, METRICS_MAX_SIZE, SAFE_TRUSTED, NULL);
+}
+
 /* Whether the metrics file at path is the one of this identity. */
 bool metrics_of(const char *path, const char *identity)
 {
-	FILE *f = fopen(path, "re");
+	_cleanup_fclose_ FILE *f = open_previous_metrics(path);
 	char line[1024], want[600];
 	bool found = false;
 
@@ -543,14 +497,13 @@ bool metrics_of(const char *path, const char *identity)
 	snprintf(want, sizeof(want), ",identity=\"%s\"", identity);
 	while (!found && fgets(line, sizeof(line), f))
 		found = strstr(line, want) != NULL;
-	fclose(f);
 	return found;
 }
 
 /* The previous file's last-success time, so that it survives failed runs. */
 double previous_last_success(const char *path)
 {
-	FILE *f = fopen(path, "re");
+	_cleanup_fclose_ FILE *f = open_previous_metrics(path);
 	char line[1024];
 	double v = 0;
 
@@ -562,6 +515,5 @@ double previous_last_success(const char *path)
 			if (sp)
 				v = strtod(sp + 1, NULL);
 		}
-	fclose(f);
 	return v;
 }

@@ -119,8 +119,12 @@ struct integrity_scrub;
  * loads a checkpoint that matches the target (same identity, capacity,
  * block size, format, method and range); one that does not is not used
  * and integrity_scrub_note() says why (an invalid one is renamed to
- * NAME.scrub.invalid).  -EBUSY: another scrub holds the target; *scrub is
- * then still set, for integrity_scrub_lock_holder(), and must be freed. */
+ * NAME.scrub.invalid), and so is one that root (or the caller) does not
+ * own or that others can write.  -EBUSY: another scrub holds the target.
+ * When the state cannot be used (-EBUSY, or a state directory, lock or
+ * checkpoint path that is refused) *scrub is still set, for
+ * integrity_scrub_lock_holder() and integrity_scrub_failure(), and must be
+ * freed. */
 int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_context *ctx,
 			      const struct integrity_scrub_params *params, size_t params_size);
 #define integrity_scrub_new(scrub, ctx, params) \

@@ -17,8 +17,11 @@
 #include <sys/stat.h>
 
 #include "scrub.h"
+#include "util/safefile.h"
 
 #define CHECKPOINT_VERSION 2
+/* About 800,000 bad-block ranges; a larger file is not one of ours. */
+#define CHECKPOINT_MAX_SIZE (64u << 20)
 #define HEADER "# integrityctl scrub state"
 /* A clock may be a little ahead of the one that wrote the file. */
 #define FUTURE_SLACK (7 * 86400)
@@ -276,8 +279,19 @@ static int check_whole(struct scrub_checkpoint *cp, const bool *seen, uint64_t n
 	return 0;
 }
 
-int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool with_errors, char *why,
-			  size_t why_len)
+/* What refused a state file, in words: the fix for one that is not
+ * trusted, the kind of file for the rest. */
+static int refused(int r, const char *path, const struct stat *st, char *why, size_t why_len)
+{
+	if (why_len && r == -EPERM)
+		safe_untrusted(st, path, why, why_len);
+	else if (why_len && r != -ENOENT)
+		snprintf(why, why_len, "%s", safe_strerror(r));
+	return r;
+}
+
+/* A checkpoint from an open state file (closed here). */
+static int checkpoint_parse(int fd, struct scrub_checkpoint *cp, bool with_errors, char *why, size_t why_len)
 {
 	bool seen[F_COUNT] = { false };
 	uint64_t nerrors = 0;
@@ -286,15 +300,12 @@ int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool wi
 	ssize_t len;
 	int r = 0;
 
-	memset(cp, 0, sizeof(*cp));
-	if (why_len)
-		why[0] = '\0';
-	FILE *f = fopen(path, "re");
+	FILE *f = safe_fdopen_read(fd, CHECKPOINT_MAX_SIZE);
 	if (!f)
 		return -errno;
 	len = getline(&line, &cap, f);
 	if (len < 0 || strncmp(line, HEADER, strlen(HEADER)) != 0)
-		r = WHY("not a scrub state file");
+		r = ferror(f) && errno == EFBIG ? -EFBIG : WHY("not a scrub state file");
 	while (r == 0 && (len = getline(&line, &cap, f)) >= 0) {
 		if (len > 0 && line[len - 1] == '\n')
 			line[--len] = '\0';
@@ -304,7 +315,7 @@ int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool wi
 			r = parse_line(cp, line, with_errors, seen, &nerrors, why, why_len);
 	}
 	if (r == 0 && ferror(f))
-		r = -EIO;
+		r = errno == EFBIG ? -EFBIG : -EIO;
 	free(line);
 	fclose(f);
 	if (r == 0)
@@ -314,22 +325,52 @@ int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool wi
 	return r;
 }
 
+/* Only a regular file of root's (or the caller's) that nobody else can
+ * write is read: -EPERM with the fix in why otherwise, -ELOOP for a link,
+ * -EFBIG past the size cap.  A refused checkpoint means a full scrub. */
+int scrub_checkpoint_read(const char *path, struct scrub_checkpoint *cp, bool with_errors, char *why,
+			  size_t why_len)
+{
+	struct stat st;
+
+	memset(cp, 0, sizeof(*cp));
+	if (why_len)
+		why[0] = '\0';
+	int fd = safe_open_read(path, CHECKPOINT_MAX_SIZE, SAFE_TRUSTED, &st);
+	if (fd < 0)
+		return refused(fd, path, &st, why, why_len);
+	int r = checkpoint_parse(fd, cp, with_errors, why, why_len);
+	return r == -EFBIG ? refused(r, path, &st, why, why_len) : r;
+}
+
+static int checkpoint_read_at(int dirfd, const char *name, const char *path, struct scrub_checkpoint *cp,
+			      char *why, size_t why_len)
+{
+	struct stat st;
+
+	memset(cp, 0, sizeof(*cp));
+	why[0] = '\0';
+	int fd = safe_open_read_at(dirfd, name, CHECKPOINT_MAX_SIZE, SAFE_TRUSTED, &st);
+	if (fd < 0)
+		return refused(fd, path, &st, why, why_len);
+	return checkpoint_parse(fd, cp, false, why, why_len);
+}
+
 int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
 {
-	char tmp[PATH_MAX + 16], dir[PATH_MAX];
 	const struct integrity_scrub_progress *p = &cp->progress;
-	int fd, r = 0;
+	struct safe_output out;
+	int r = safe_output_open(&out, path, SAFE_REPLACE, 0600);
 
-	if (path_printf(tmp, sizeof(tmp), "%s.XXXXXX", path) < 0)
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
+	if (r < 0)
+		return r;
+	int fd = fcntl(out.fd, F_DUPFD_CLOEXEC, 3);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
 		r = -errno;
-		close(fd);
-		unlink(tmp);
+		if (fd >= 0)
+			close(fd);
+		safe_output_abort(&out);
 		return r;
 	}
 	fprintf(f, HEADER ": written by the scrub, read by 'integrityctl scrub --status'\n"
@@ -349,28 +390,16 @@ int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
 			e->lba, e->count, (unsigned)e->kind, (unsigned)e->tag, (unsigned)e->tag_known, e->expected,
 			e->found, e->err, e->device_status, e->partno, e->part_offset);
 	}
-	if (ferror(f) || fflush(f) != 0 || fsync(fd) < 0)
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
 		r = errno ? -errno : -EIO;
 	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
+		r = errno ? -errno : -EIO;
 	if (r < 0) {
-		unlink(tmp);
+		safe_output_abort(&out);
 		return r;
 	}
-	/* The rename itself must survive a power loss. */
-	path_printf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		if (fsync(dfd) < 0)
-			r = -errno;
-		close(dfd);
-	}
-	return r;
+	return safe_output_commit(&out);
 }
 
 void scrub_checkpoint_remove_temporaries(const char *path)
@@ -408,12 +437,19 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 	struct integrity_scrub_state *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	DIR *d = opendir(dirpath);
+	DIR *d;
 
 	*out = NULL;
 	*count = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	/* Another user's directory holds nothing to trust. */
+	int dfd = safe_open_dir(dirpath, SAFE_TRUSTED, NULL);
+	if (dfd < 0)
+		return dfd == -ENOENT ? 0 : dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		char path[PATH_MAX], why[128];
@@ -422,7 +458,7 @@ INTEGRITY_EXPORT int integrity_scrub_states(const char *dirpath, struct integrit
 			continue;
 		if (path_printf(path, sizeof(path), "%s/%s", dirpath, de->d_name) < 0)
 			continue;
-		int r = scrub_checkpoint_read(path, &cp, false, why, sizeof(why));
+		int r = checkpoint_read_at(dirfd(d), de->d_name, path, &cp, why, sizeof(why));
 		if (r == -ENOENT)
 			continue;
 		if (GREEDY_REALLOC(v, cap, n + 1) < 0) {

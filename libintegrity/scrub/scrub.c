@@ -21,6 +21,7 @@
 
 #include "device.h"
 #include "scrub.h"
+#include "util/safefile.h"
 
 /* Under --rate, a request is at most this fraction of a second's budget,
  * so that one request cannot overrun it. */
@@ -217,17 +218,29 @@ static int take_result(struct integrity_scrub *s, const struct scrub_req *q)
 
 /* -------------------------------------------------------------- the state */
 
-/* One scrub per target: a lock beside its checkpoint, held until freed. */
+/* One scrub per target: a lock beside its checkpoint, held until freed.
+ * Never a link, a FIFO or another user's file: its PID is trusted. */
 static int lock_target(struct integrity_scrub *s)
 {
-	char path[PATH_MAX + 8], pid[32];
+	char path[PATH_MAX + 8], pid[32], name[NAME_MAX + 1], fix[PATH_MAX + 128];
+	struct stat st;
 
 	if (path_printf(path, sizeof(path), "%s.lock", s->state_path) < 0)
 		return -ENAMETOOLONG;
-	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (s->lock_fd < 0) {
-		int r = -errno;
-		scrub_fail(s, "cannot open the lock file %s: %s", path, strerror(-r));
+	_cleanup_close_ int dfd = safe_open_parent(path, name, sizeof(name));
+	if (dfd < 0) {
+		scrub_fail(s, "cannot open the state directory of %s: %s", path, safe_strerror(dfd));
+		return dfd;
+	}
+	s->lock_fd = openat(dfd, name, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	int r = s->lock_fd < 0 ? -errno : fstat(s->lock_fd, &st) < 0 ? -errno
+		: !S_ISREG(st.st_mode) ? -SAFE_EFTYPE : safe_untrusted(&st, path, fix, sizeof(fix)) ? -EPERM : 0;
+	if (r == -EPERM) {
+		scrub_fail(s, "the lock file %s is %s", path, fix);
+		return r;
+	}
+	if (r < 0) {
+		scrub_fail(s, "cannot open the lock file %s: %s", path, safe_strerror(r));
 		return r;
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -250,6 +263,24 @@ static int lock_target(struct integrity_scrub *s)
 	if (ftruncate(s->lock_fd, 0) == 0 && pwrite(s->lock_fd, pid, (size_t)n, 0) != n)
 		(void)ftruncate(s->lock_fd, 0);
 	return 0;
+}
+
+/* Checkpoints and locks are trusted only in a directory of root's (or
+ * the caller's) that nobody else can write: -EPERM, with the fix, else. */
+static int check_state_dir(struct integrity_scrub *s, const char *dir)
+{
+	char fix[PATH_MAX + 128];
+	struct stat st;
+	int fd = safe_open_dir(dir, SAFE_TRUSTED, &st);
+
+	if (fd == -EPERM)
+		scrub_fail(s, "the state directory %s is %s, or choose another --state-dir", dir,
+			   safe_untrusted(&st, dir, fix, sizeof(fix)));
+	else if (fd < 0)
+		scrub_fail(s, "cannot open the state directory %s: %s", dir, safe_strerror(fd));
+	else
+		close(fd);
+	return fd < 0 ? fd : 0;
 }
 
 static void fill_checkpoint(const struct integrity_scrub *s, struct scrub_checkpoint *cp, const char *status)
@@ -297,8 +328,10 @@ static int load_checkpoint(struct integrity_scrub *s)
 		return 0;
 	}
 	if (r < 0) {
-		scrub_add_note(s, "cannot read the checkpoint %s (%s); starting from the beginning", s->state_path,
-			       strerror(-r));
+		/* Not trusted, or not a file at all: a full scrub, never a
+		 * resume from what someone else may have written. */
+		scrub_add_note(s, "cannot use the checkpoint %s (%s); starting from the beginning", s->state_path,
+			       why[0] ? why : strerror(-r));
 		return 0;
 	}
 	const char *mismatch = NULL;
@@ -378,15 +411,16 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
 	s->progress.done = s->progress.start;
 	if (p->state_dir) {
-		r = scrub_checkpoint_path(s->state_path, sizeof(s->state_path), p->state_dir, s->identity);
+		r = check_state_dir(s, p->state_dir);
+		if (r == 0)
+			r = scrub_checkpoint_path(s->state_path, sizeof(s->state_path), p->state_dir, s->identity);
 		if (r == 0)
 			r = lock_target(s);
-		if (r == -EBUSY) {
+		if (r < 0) {
+			/* Kept for integrity_scrub_failure() and the lock holder. */
 			*sp = s;
 			return r;
 		}
-		if (r < 0)
-			goto fail;
 		scrub_checkpoint_remove_temporaries(s->state_path);
 		if (!p->restart) {
 			r = load_checkpoint(s);

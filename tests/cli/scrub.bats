@@ -575,7 +575,7 @@ lock_held_by() {
 	random_file data 1048576 35
 	ictl -q pi generate data --pi-file pi
 	mkdir full
-	mount -t tmpfs -o size=16k tmpfs full || skip "cannot mount a tmpfs here"
+	mount -t tmpfs -o size=16k,mode=0755 tmpfs full || skip "cannot mount a tmpfs here"
 	head -c 1M /dev/zero >full/filler 2>/dev/null || true
 	run --separate-stderr ictl scrub -q --state-dir full --format T10-DIF-TYPE1-CRC --pi-file pi data
 	umount full

@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,17 +91,38 @@ static size_t env_links(char **copy, const char **links, size_t max)
 	return n;
 }
 
+/* A number udev put in the environment, parsed strictly: 0, -ENOENT when
+ * unset, -EINVAL (with a warning) for anything but decimal digits within
+ * max. */
+static int env_number(const char *devname, const char *key, uint64_t max, uint64_t *v)
+{
+	const char *s = getenv(key);
+
+	*v = 0;
+	if (!s)
+		return -ENOENT;
+	if (parse_u64(s, v) < 0 || *v > max) {
+		warnx_obj(devname, "%s=%s from udev is not a number up to %" PRIu64 "; not recorded", key, s, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* A remove event: the device is gone, what udev knew comes in the
  * environment (its properties, as udev passes them to programs). */
 static void record_remove(const char *devname)
 {
-	const char *maj = getenv("MAJOR"), *min = getenv("MINOR");
 	const char *node = getenv("DEVNAME") ? getenv("DEVNAME") : devname;
-	const char *seq = getenv("DISKSEQ"), *partn = getenv("PARTN");
+	uint64_t maj, min, seq, partn;
 	const char *links[64];
 	_cleanup_free_ char *copy = NULL;
 
-	if (!maj || !min || !node) {
+	int rmaj = env_number(devname, "MAJOR", UINT32_MAX >> 20, &maj);
+	int rmin = env_number(devname, "MINOR", UINT32_MAX >> 12, &min);
+	if (rmaj == -EINVAL || rmin == -EINVAL || env_number(devname, "DISKSEQ", UINT64_MAX, &seq) == -EINVAL ||
+	    env_number(devname, "PARTN", 65535, &partn) == -EINVAL)
+		return;
+	if (rmaj < 0 || rmin < 0 || !node) {
 		warnx_obj(devname, "remove event without MAJOR, MINOR and DEVNAME: not recorded");
 		return;
 	}
@@ -107,17 +130,17 @@ static void record_remove(const char *devname)
 	const char *name = strrchr(node, '/') ? strrchr(node, '/') + 1 : node;
 	struct integrity_history_event ev = {
 		.action = "remove",
-		.major = (unsigned)strtoul(maj, NULL, 10),
-		.minor = (unsigned)strtoul(min, NULL, 10),
+		.major = (unsigned)maj,
+		.minor = (unsigned)min,
 		.name = name,
-		.partno = partn ? (unsigned)strtoul(partn, NULL, 10) : 0,
-		.diskseq = seq ? strtoull(seq, NULL, 10) : 0,
+		.partno = (unsigned)partn,
+		.diskseq = seq,
 		.links = links,
 		.nlinks = nlinks,
 	};
 	int r = integrity_history_append(o.history, &ev);
 	if (r < 0)
-		fail(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s", name);
+		fail_file(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s", name);
 }
 
 /* The kernel name behind a device node, through its number. */
@@ -156,7 +179,7 @@ static void apply_policy(const struct integrity_device *dev, const struct integr
 		return;
 	}
 	if (r < 0) {
-		fail(0, path, r, "cannot read");
+		fail_file(0, path, r, "cannot read");
 		return;
 	}
 	r = integrity_policy_lookup(pol, dev, res, &rv, &wg);
@@ -197,6 +220,19 @@ static void print_properties(const struct integrity_device *dev, const struct in
 	print_property("ID_INTEGRITY_FS_LABEL", integrity_resolve_value(res, INTEGRITY_LINK_LABEL), 0);
 }
 
+/* udev kills an event's program after its own timeout and logs only
+ * that; this one gives up well before, saying so, and never fails the
+ * event.  Output not yet flushed is dropped, so no property is cut. */
+#define DEADLINE_SECONDS 10
+
+static void deadline_passed(int sig _unused_)
+{
+	static const char msg[] = "integrityctl: udev-helper: no answer within 10 s; giving up on this event\n";
+	ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
+	_exit(EXIT_CLEAN);
+}
+
 int cmd_udev_helper(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -231,6 +267,8 @@ int cmd_udev_helper(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1])
 		return fail(EXIT_USAGE, NULL, 0, "udev-helper: one DEVNAME expected (udev's $devnode)");
+	signal(SIGALRM, deadline_passed);
+	alarm(DEADLINE_SECONDS);
 	const char *devname = args[0];
 	/* Set by udev for programs it runs; unset when run by hand (nothing is
 	 * recorded then). */
@@ -271,8 +309,8 @@ int cmd_udev_helper(int argc, const char **argv)
 	if (record && res) {
 		r = integrity_history_append_resolve(o.history, action, res);
 		if (r < 0)
-			fail(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s",
-			     integrity_device_name(dev));
+			fail_file(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s",
+				  integrity_device_name(dev));
 	}
 	return EXIT_CLEAN;
 }

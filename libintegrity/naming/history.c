@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "devt.h"
+#include "util/safefile.h"
 
 #define FIXED_FIELDS 9
 
@@ -141,11 +142,30 @@ static int format_line(const struct integrity_history_event *ev, char *line, siz
 	return 0;
 }
 
+/* Opened to append without following a link or waiting on a FIFO, and
+ * only a regular file that root (or the caller) owns and nobody else can
+ * write: the history decides what `resolve --at` answers. */
+static int open_history_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd < 0)
+		return errno == ENXIO ? -SAFE_EFTYPE : -errno;	/* a FIFO nobody reads */
+	int r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -SAFE_EFTYPE
+		: !safe_trusted(&st) ? -EPERM : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 static int open_history(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = open_history_file(path);
 
-	if (fd < 0 && errno == ENOENT) {
+	if (fd == -ENOENT) {
 		/* The directory: created once, the parents are the system's. */
 		char dir[PATH_MAX];
 		if (path_printf(dir, sizeof(dir), "%s", path) < 0)
@@ -156,9 +176,9 @@ static int open_history(const char *path)
 			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 				return -errno;
 		}
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fd = open_history_file(path);
 	}
-	return fd < 0 ? -errno : fd;
+	return fd;
 }
 
 /* Past the size limit: rename to .1 under an exclusive lock, taken without
@@ -236,6 +256,10 @@ INTEGRITY_EXPORT int integrity_history_append_resolve(const char *path, const ch
 }
 
 /* ---------------------------------------------------------------- reading */
+
+/* Rotation keeps a file near INTEGRITY_HISTORY_MAX_SIZE; one far past it
+ * is not the history. */
+#define HISTORY_READ_MAX (16 * INTEGRITY_HISTORY_MAX_SIZE)
 
 struct boot {
 	char id[40];
@@ -393,7 +417,7 @@ bad:
 
 static int load_file(struct integrity_history *h, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = safe_fopen_read(path, HISTORY_READ_MAX, SAFE_TRUSTED, NULL);
 	char *line = NULL;
 	size_t cap = 0;
 	int r = 0;
@@ -420,6 +444,8 @@ static int load_file(struct integrity_history *h, const char *path)
 		}
 		h->recs[h->n++] = rec;
 	}
+	if (r == 0 && ferror(f))
+		r = errno == EFBIG ? -EFBIG : -EIO;
 	free(line);
 	fclose(f);
 	return r;

@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "devt.h"
+#include "util/safefile.h"
 
 enum match_key { MATCH_NAME, MATCH_STABLE, MATCH_MODEL, MATCH_TRANSPORT, MATCH_KEYS };
 
@@ -138,6 +139,9 @@ static int parse(FILE *f, struct integrity_policy *pol, unsigned *bad_line)
 	return r;
 }
 
+/* A policy of more than a megabyte is not one. */
+#define POLICY_MAX_SIZE (1u << 20)
+
 INTEGRITY_EXPORT int integrity_policy_load(const char *path, struct integrity_policy **polp,
 					   unsigned *bad_line)
 {
@@ -149,7 +153,9 @@ INTEGRITY_EXPORT int integrity_policy_load(const char *path, struct integrity_po
 		*bad_line = 0;
 	if (!pol)
 		return -ENOMEM;
-	FILE *f = fopen(path ? path : INTEGRITY_CONFIG_PATH, "re");
+	/* Never a link, a FIFO or a device, nor a file someone other than
+	 * root (or the caller) could have written: it turns checks off. */
+	FILE *f = safe_fopen_read(path ? path : INTEGRITY_CONFIG_PATH, POLICY_MAX_SIZE, SAFE_TRUSTED, NULL);
 	if (!f && errno != ENOENT) {
 		r = -errno;
 		free(pol);
@@ -157,6 +163,8 @@ INTEGRITY_EXPORT int integrity_policy_load(const char *path, struct integrity_po
 	}
 	if (f) {
 		r = parse(f, pol, bad_line);
+		if (r == 0 && ferror(f))
+			r = errno == EFBIG ? -EFBIG : -EIO;
 		fclose(f);
 	}
 	if (r < 0) {

@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "util/fileio.h"
+#include "util/safefile.h"
 
 /* Blocks handled per read: large enough for sequential throughput. */
 #define CHUNK_BLOCKS 2048
@@ -128,12 +129,21 @@ static int open_protected(struct pi_job *job, const char *path, int flags)
 	return 0;
 }
 
-static int same_file(int a, int b)
+static bool same_file(int fd, const struct stat *other)
 {
-	struct stat sa, sb;
+	struct stat st;
 
-	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	return fstat(fd, &st) == 0 && st.st_dev == other->st_dev && st.st_ino == other->st_ino;
+}
+
+/* The output is a new file renamed into place: never a device, a FIFO or
+ * a link someone else planted. */
+static int output_failed(const char *path, int err)
+{
+	if (err == -SAFE_EBLOCK || err == -SAFE_EFTYPE || err == -EISDIR)
+		return fail(EXIT_USAGE, path, 0, "%s: the output is a file, written anew and renamed into place",
+			    safe_strerror(err));
+	return fail(EXIT_FAIL, path, err, "cannot create");
 }
 
 static const char *const generate_usage = "DATA (-o OUT | --pi-file PI)";
@@ -151,11 +161,12 @@ static int pi_generate(int argc, const char **argv)
 	};
 	_cleanup_popt_ poptContext pc = NULL;
 	_cleanup_(integrity_pi_ctx_freep) struct integrity_pi_ctx *ctx = NULL;
-	_cleanup_close_ int in = -1, out = -1;
+	_cleanup_close_ int in = -1;
+	_cleanup_(safe_output_abort) struct safe_output output = { .fd = -1, .dirfd = -1 };
 	_cleanup_free_ uint8_t *raw = NULL, *buf = NULL, *md = NULL;
 	struct integrity_pi_params p;
 	uint64_t size;
-	int r;
+	int out, r;
 
 	r = parse_options(&pc, "integrityctl pi generate", argc, argv, table, generate_usage);
 	if (r)
@@ -179,13 +190,14 @@ static int pi_generate(int argc, const char **argv)
 		return fail(EXIT_USAGE, path, 0,
 			    "%" PRIu64 " bytes is not a whole number of %u-byte intervals", size, p.interval);
 	const char *out_path = o.out ? o.out : pi_opts.pi_file;
-	out = open_file(out_path, O_WRONLY | O_CREAT, NULL);
-	if (out < 0)
-		return open_failed(out_path, out, "cannot create");
-	if (same_file(in, out))
+	mode_t mask = umask(0);
+	umask(mask);
+	r = safe_output_open(&output, out_path, 0, 0666 & ~mask);
+	if (r < 0)
+		return output_failed(out_path, r);
+	out = output.fd;
+	if (output.existed && same_file(in, &output.old))
 		return fail(EXIT_USAGE, out_path, 0, "is the input file; refusing to overwrite it");
-	if (ftruncate(out, 0) < 0)
-		return fail(EXIT_FAIL, out_path, -errno, "cannot truncate");
 
 	size_t stride = integrity_pi_data_stride(ctx), mds = integrity_pi_metadata_size(ctx);
 	uint64_t nblocks = size / p.interval;
@@ -209,12 +221,10 @@ static int pi_generate(int argc, const char **argv)
 		if (r < 0)
 			return fail(EXIT_FAIL, out_path, r, "write failed");
 	}
-	if (fsync(out) < 0)
-		return fail(EXIT_FAIL, out_path, -errno, "fsync failed");
-	int closed = close(out);
 	out = -1;
-	if (closed < 0)
-		return fail(EXIT_FAIL, out_path, -errno, "write failed");
+	r = safe_output_commit(&output);
+	if (r < 0)
+		return fail(EXIT_FAIL, out_path, r, "write failed");
 	if (!gopt.quiet)
 		fprintf(stderr, "%s: %" PRIu64 " blocks, %s, interval %u, written to %s\n", path,
 			nblocks, integrity_profile_name(p.profile), p.interval, out_path);

@@ -163,7 +163,7 @@ new_loop() {
 	random_file data 4096 1
 	run timeout 60 "$INTEGRITYCTL" pi generate data --pi-file fifo
 	assert_failure 2
-	assert_output --partial "fifo: not a regular file or block device"
+	assert_output --partial "fifo: not a regular file: the output is a file"
 	run timeout 60 "$INTEGRITYCTL" pi generate data -o /dev/null
 	assert_failure 2
 }

@@ -54,6 +54,27 @@ int owners_add(struct integrity_owners *o, size_t range, const struct integrity_
 	return 0;
 }
 
+/* Each range's count of owners, so that a resolution that fails can take
+ * back what it added (owners_rollback()). */
+size_t *owners_mark(const struct integrity_owners *o)
+{
+	size_t *mark = calloc(o->nranges ? o->nranges : 1, sizeof(*mark));
+
+	for (size_t i = 0; mark && i < o->nranges; i++)
+		mark[i] = o->owners[i].n;
+	return mark;
+}
+
+void owners_rollback(struct integrity_owners *o, const size_t *mark)
+{
+	for (size_t i = 0; i < o->nranges; i++)
+		while (o->owners[i].n > mark[i]) {
+			struct integrity_owner *w = &o->owners[i].v[--o->owners[i].n];
+			free((char *)w->path);
+			free((char *)w->note);
+		}
+}
+
 INTEGRITY_EXPORT void integrity_owners_free(struct integrity_owners *o)
 {
 	if (!o)
@@ -499,22 +520,7 @@ static int resolve_fs(struct integrity_context *ctx, const struct integrity_devi
 	} else if (fs->mountpoint) {
 		return owners_resolve_mounted(o, fs, pieces, n);
 	} else if (!strcmp(fs->type, "ext2") || !strcmp(fs->type, "ext3") || !strcmp(fs->type, "ext4")) {
-		struct want_set ws = { 0 };
-		for (size_t i = 0; i < n && r == 0; i++)
-			r = owners_want_add(&ws, &(struct want){ .start = pieces[i].fs_off,
-								 .end = pieces[i].fs_off + pieces[i].len,
-								 .piece = &pieces[i] });
-		if (r == 0)
-			r = owners_ext2_resolve(o, fs, &ws, false);
-		owners_want_free(&ws);
-		if (r != -ENOMEM && r < 0) {
-			snprintf(note, sizeof(note), "unmounted %s that libext2fs cannot open: %s", fs->type,
-				 strerror(-r));
-			why = note;
-			r = 0;
-		} else {
-			return r;
-		}
+		return owners_ext2_resolve_unmounted(o, fs, pieces, n);
 	} else {
 		snprintf(note, sizeof(note), "unmounted %s: mount it (read-only is enough) to name files", fs->type);
 		why = note;

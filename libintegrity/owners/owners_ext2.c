@@ -5,6 +5,9 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ext2fs/ext2fs.h>
@@ -34,22 +37,91 @@ static errcode_t ext2_read_error(io_channel ch, unsigned long block, int count, 
 	return 0;
 }
 
-int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out)
+/* Writes why a file system is not read and returns -EUCLEAN. */
+static __attribute__((format(printf, 3, 4))) int ext2_damaged(char *why, size_t whylen, const char *fmt, ...)
+{
+	int n = snprintf(why, whylen, "file system damaged: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < whylen)
+		vsnprintf(why + n, whylen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EUCLEAN;
+}
+
+/* Whether the superblock's geometry and every group's descriptor are such
+ * that libext2fs reads only inside the file system and the buffers it
+ * allocates from them: a damaged file system is not walked at all. */
+static int ext2_check(ext2_filsys e2, char *why, size_t whylen)
+{
+	struct ext2_super_block *sb = e2->super;
+	uint64_t bs = e2->blocksize, blocks = ext2fs_blocks_count(e2->super);
+	uint64_t bpg = sb->s_blocks_per_group, isz = EXT2_INODE_SIZE(sb);
+	uint32_t first = bs == 1024 && !e2->cluster_ratio_bits ? 1 : 0;
+	bool flex = ext2fs_has_feature_flex_bg(sb);
+
+	if (sb->s_first_data_block != first)
+		return ext2_damaged(why, whylen, "the superblock's first data block is %u, not %u",
+				    sb->s_first_data_block, first);
+	if (blocks <= first + 1u)
+		return ext2_damaged(why, whylen, "the superblock counts %" PRIu64 " blocks", blocks);
+	if (bpg < 8 || bpg > 8 * bs || bpg % 8 || !sb->s_clusters_per_group || sb->s_clusters_per_group > 8 * bs)
+		return ext2_damaged(why, whylen, "%" PRIu64 " blocks per group", bpg);
+	if (!sb->s_inodes_per_group || sb->s_inodes_per_group > 8 * bs ||
+	    (uint64_t)sb->s_inodes_per_group * e2->group_desc_count != sb->s_inodes_count)
+		return ext2_damaged(why, whylen, "%u inodes per group, %u inodes in %u groups", sb->s_inodes_per_group,
+				    sb->s_inodes_count, e2->group_desc_count);
+	if (isz < EXT2_GOOD_OLD_INODE_SIZE || isz > bs || (isz & (isz - 1)))
+		return ext2_damaged(why, whylen, "inodes of %" PRIu64 " bytes", isz);
+	if (sb->s_reserved_gdt_blocks > bs / 4)
+		return ext2_damaged(why, whylen, "%u reserved descriptor blocks", sb->s_reserved_gdt_blocks);
+	if ((uint64_t)e2->group_desc_count != (blocks - first + bpg - 1) / bpg)
+		return ext2_damaged(why, whylen, "%u groups for %" PRIu64 " blocks", e2->group_desc_count, blocks);
+	for (dgrp_t g = 0; g < e2->group_desc_count; g++) {
+		/* Without flex_bg a group's bitmaps and table are its own. */
+		uint64_t lo = flex ? first : first + (uint64_t)g * bpg;
+		uint64_t hi = flex || lo + bpg > blocks ? blocks : lo + bpg;
+		uint64_t bb = ext2fs_block_bitmap_loc(e2, g), ib = ext2fs_inode_bitmap_loc(e2, g);
+		uint64_t it = ext2fs_inode_table_loc(e2, g);
+		if (bb < lo || bb >= hi)
+			return ext2_damaged(why, whylen, "group %u's block bitmap at block %" PRIu64, g, bb);
+		if (ib < lo || ib >= hi)
+			return ext2_damaged(why, whylen, "group %u's inode bitmap at block %" PRIu64, g, ib);
+		if (it < lo || it >= hi || e2->inode_blocks_per_group > hi - it)
+			return ext2_damaged(why, whylen, "group %u's inode table at block %" PRIu64, g, it);
+	}
+	return 0;
+}
+
+/* Opened, and checked: -EUCLEAN with why when it must not be read. */
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
 {
 	/* libext2fs's unix_io_manager: a variable of the library, loaded when
 	 * first used. */
 	io_manager unix_io = dl_ext2fs_unix_io_manager();
+	int r;
 
-	if (!unix_io)
+	*out = NULL;
+	if (!unix_io) {
+		snprintf(why, whylen, "libext2fs is not installed");
 		return -ELIBACC;
+	}
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
 					   EXT2_FLAG_SOFTSUPP_FEATURES,
 				   0, 0, unix_io, out);
-	if (e)
-		return ext2_errno(e);
+	if (e) {
+		r = ext2_errno(e);
+		snprintf(why, whylen, "unmounted %s that libext2fs cannot open: %s", fs->type, strerror(-r));
+		*out = NULL;
+		return r;
+	}
 	(*out)->io->read_error = ext2_read_error;
-	return 0;
+	r = ext2_check(*out, why, whylen);
+	if (r < 0)
+		ext2fs_close_free(out);
+	return r;
 }
 
 /* The inodes whose records lie in bytes [start, end) of group g's table. */
@@ -290,19 +362,26 @@ static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
 
 /* The wants that are still open, for an ext2/3/4 file system read with
  * libext2fs (unmounted, or what a mounted one's kernel would not say).
- * free_known: free space is already told (GETFSMAP), do not read the
- * bitmap (it may be stale while mounted). */
-int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted)
+ * mounted: free space is already told (GETFSMAP), do not read the bitmap
+ * (it may be stale while mounted).  On failure nothing is added, no want
+ * is marked found, and why says what went wrong. */
+int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted,
+			char *why, size_t whylen)
 {
+	_cleanup_free_ size_t *mark = owners_mark(o);
 	ext2_filsys e2;
-	int r = owners_ext2_open(fs, &e2);
+	int r;
 
+	if (!mark)
+		return -ENOMEM;
+	r = owners_ext2_open(fs, &e2, why, whylen);
 	if (r < 0)
 		return r;
 	uint64_t bs = e2->blocksize;
 	struct e2_scan scan = { 0 };
 	struct e2_names names = { .e2 = e2 };
-	bool bitmap = !mounted && ext2fs_read_block_bitmap(e2) == 0;
+	/* The block bitmap, read the first time a block is neither fixed metadata nor known: -1 not yet. */
+	int bitmap = mounted ? 0 : -1;
 
 	/* Fixed metadata and free space first; the rest, block by block, to the inode scan. */
 	for (size_t i = 0; i < ws->n && r == 0; i++) {
@@ -324,7 +403,9 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				r = owners_add(o, w->piece->range, &ow);
 				continue;
 			}
-			if (bitmap && b < ext2fs_blocks_count(e2->super) &&
+			if (bitmap < 0)
+				bitmap = ext2fs_read_block_bitmap(e2) == 0;
+			if (bitmap > 0 && b < ext2fs_blocks_count(e2->super) &&
 			    !ext2fs_test_block_bitmap2(e2->block_map, b)) {
 				r = owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_FREE, NULL, NULL);
 				continue;
@@ -344,7 +425,6 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			part->end = e;
 			scan.v[scan.n++] = (struct e2_want){ .blk = b, .w = part };
 		}
-		w->found = true;
 	}
 	if (r == 0 && scan.n) {
 		if (scan.n)
@@ -352,8 +432,9 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		ext2_inode_scan is;
 		struct ext2_inode inode;
 		ext2_ino_t ino;
-		if (ext2fs_open_inode_scan(e2, 0, &is) != 0) {
-			r = -EIO;
+		errcode_t e = ext2fs_open_inode_scan(e2, 0, &is);
+		if (e) {
+			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", strerror(-ext2_errno(e)));
 		} else {
 			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
 				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))
@@ -445,5 +526,39 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	free(scan.v);
 	e2_names_free(&names);
 	ext2fs_close_free(&e2);
+	if (r < 0) {
+		owners_rollback(o, mark);
+		if (r != -ENOMEM && r != -EUCLEAN)
+			snprintf(why, whylen, "libext2fs cannot read it: %s", strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < ws->n; i++)
+		ws->v[i].found = true;
+	return 0;
+}
+
+/* Every piece of an unmounted ext2/3/4: what libext2fs finds or, when it
+ * cannot read the file system, unknown with the reason. */
+int owners_ext2_resolve_unmounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
+				  size_t npieces)
+{
+	struct want_set ws = { 0 };
+	char why[512] = "";
+	int r = 0;
+
+	for (size_t i = 0; i < npieces && r == 0; i++)
+		r = owners_want_add(&ws, &(struct want){ .start = pieces[i].fs_off,
+							 .end = pieces[i].fs_off + pieces[i].len,
+							 .piece = &pieces[i] });
+	if (r == 0)
+		r = owners_ext2_resolve(o, fs, &ws, false, why, sizeof(why));
+	owners_want_free(&ws);
+	if (r >= 0 || r == -ENOMEM)
+		return r;
+	/* This file system's blocks are unknown; the rest of the lookup goes on. */
+	r = 0;
+	for (size_t i = 0; i < npieces && r == 0; i++)
+		r = owners_add_simple(o, fs, &pieces[i], pieces[i].fs_off, pieces[i].fs_off + pieces[i].len,
+				      INTEGRITY_OWNER_UNKNOWN, NULL, why);
 	return r;
 }

@@ -529,7 +529,8 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	}
 	if (!strcmp(fs->type, "xfs"))
 		xfs_geometry(fs, &c.xfs);
-	if (ext && owners_ext2_open(fs, &c.e2) < 0)
+	char why[512];
+	if (ext && owners_ext2_open(fs, &c.e2, why, sizeof(why)) < 0)
 		c.e2 = NULL;
 	r = fsmap_pieces(&c, rootfd, pieces, npieces);
 	bool have_fsmap = r == 0;
@@ -581,7 +582,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	for (size_t i = 0; i < ws.n; i++)
 		left |= !ws.v[i].found;
 	if (r == 0 && left && ext && have_fsmap) {
-		int e = owners_ext2_resolve(o, fs, &ws, true);
+		int e = owners_ext2_resolve(o, fs, &ws, true, why, sizeof(why));
 		if (e == 0)
 			left = false;
 		else if (e == -ENOMEM)

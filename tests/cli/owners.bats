@@ -306,3 +306,34 @@ make_xfs() {
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
 	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "inode table" ]
 }
+
+# Writes the little-endian 32-bit VALUE at byte OFFSET of FILE.
+put_le32() {
+	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($3 & 255)) $(($3 >> 8 & 255)) $(($3 >> 16 & 255)) $(($3 >> 24 & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "unmounted ext4 with a corrupt superblock: unknown, file system damaged; the other partition is still named" {
+	disk=$(new_loop 80M)
+	ictl -q part create "$disk" --label gpt --count 2 --size 32M --yes
+	mkfs.ext4 -q -F -b 4096 "${disk}p1"
+	mkfs.ext4 -q -F -b 4096 "${disk}p2"
+	mount_at "${disk}p2" m
+	random_file m/f 65536 7
+	sync
+	start2=$(cat "/sys/class/block/${disk#/dev/}p2/start")
+	lba2=$(( start2 + $(lba_of m/f 8192) ))
+	umount m
+	# s_first_data_block (superblock byte 20) 256 on 4 KiB blocks.
+	put_le32 "${disk}p1" $((1024 + 20)) 256
+	start1=$(cat "/sys/class/block/${disk#/dev/}p1/start")
+	run --separate-stderr ictl -J resolve --lba "$disk" $((start1 + 800)) "$lba2"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].unknown' <<<"$output")" = true ] || { echo "$output $stderr"; false; }
+	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "file system damaged: "*"first data block is 256"* ]]
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /f ]
+	[ "$(jq '.lbas[1].files[0].offset' <<<"$output")" -eq 8192 ]
+	run --separate-stderr ictl resolve --lba "${disk}p1" 8
+	assert_success
+	assert_line --partial "  unknown (ext4 on ${disk}p1, not mounted): file system damaged: "
+}

@@ -337,3 +337,19 @@ put_le32() {
 	assert_success
 	assert_line --partial "  unknown (ext4 on ${disk}p1, not mounted): file system damaged: "
 }
+
+@test "resolve --lba: a range to the largest LBA is past the end, not an empty range" {
+	dev=$(new_loop 8M)
+	run --separate-stderr ictl resolve --lba "$dev" 0-18446744073709551615
+	assert_failure 2
+	[[ $stderr == *"0-18446744073709551615: past the end of $dev (16384 blocks of 512 bytes)"* ]] || { echo "$stderr"; false; }
+	run --separate-stderr ictl resolve --lba "$dev" 18446744073709551615
+	assert_failure 2
+	[[ $stderr == *"past the end"* ]]
+	run --separate-stderr ictl resolve --lba "$dev" 16383-16384
+	assert_failure 2
+	[[ $stderr == *"past the end"* ]]
+	run --separate-stderr ictl -J resolve --lba "$dev" 0-16383
+	assert_success
+	[ "$(jq '.lbas[0].count' <<<"$output")" -eq 16384 ]
+}

@@ -349,11 +349,13 @@ int cmd_resolve(int argc, const char **argv)
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
 		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
-	if (o.lba || o.block_size) {
-		if (!o.lba || o.at || o.boot)
-			return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba; --at and --boot do not");
+	if (o.lba && (o.at || o.boot))
+		return fail(EXIT_USAGE, NULL, 0, "--lba reads what the device holds now; %s answers from the "
+			    "history: use one or the other", o.at ? "--at" : "--boot");
+	if (o.block_size && !o.lba)
+		return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba");
+	if (o.lba)
 		return resolve_lbas(keys);
-	}
 	bool past = o.at || o.boot;
 	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
 		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "

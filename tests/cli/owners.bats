@@ -353,3 +353,16 @@ put_le32() {
 	assert_success
 	[ "$(jq '.lbas[0].count' <<<"$output")" -eq 16384 ]
 }
+
+@test "resolve --lba with --at or --boot: the message names that conflict, not --block-size" {
+	run --separate-stderr ictl resolve --lba --at 2025-03-01T12:00:00Z /dev/null 0
+	assert_failure 2
+	[[ $stderr == *"--lba reads what the device holds now; --at answers from the history"* ]] || { echo "$stderr"; false; }
+	[[ $stderr != *block-size* ]]
+	run --separate-stderr ictl resolve --lba --boot -1 /dev/null 0
+	assert_failure 2
+	[[ $stderr == *"--lba reads what the device holds now; --boot answers from the history"* ]]
+	run --separate-stderr ictl resolve --block-size 4096 /dev/null
+	assert_failure 2
+	[[ $stderr == *"--block-size goes with --lba"* ]]
+}

@@ -51,6 +51,8 @@
 	  (fs, dir, flags, block_buf, func, priv_data)) \
 	F(ELIBACC, errcode_t, ext2fs_get_pathname, (ext2_filsys fs, ext2_ino_t dir, ext2_ino_t ino, char **name), \
 	  (fs, dir, ino, name)) \
+	V(initialize_ext2_error_table, (void), ()) \
+	F(NULL, const char *, error_message, (errcode_t code), (code)) \
 	D(unix_io_manager)
 
 DL_LIBRARY(dl_libext2fs, EXT2FS_SONAME, EXT2FS_FUNCTIONS)

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,22 @@
 static int ext2_errno(errcode_t e)
 {
 	return e > 0 && e < 4096 ? -(int)e : -EIO;
+}
+
+static void ext2_error_table(void)
+{
+	initialize_ext2_error_table();
+}
+
+/* libext2fs's words for an error code ("The ext2 superblock is corrupt"). */
+static const char *ext2_message(errcode_t e)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const char *m;
+
+	pthread_once(&once, ext2_error_table);
+	m = error_message(e);
+	return m ? m : strerror(-ext2_errno(e));
 }
 
 /* A block that cannot be read (the bad block itself may hold inodes) reads
@@ -113,7 +130,7 @@ int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, siz
 				   0, 0, unix_io, out);
 	if (e) {
 		r = ext2_errno(e);
-		snprintf(why, whylen, "unmounted %s that libext2fs cannot open: %s", fs->type, strerror(-r));
+		snprintf(why, whylen, "unmounted %s that libext2fs cannot open: %s", fs->type, ext2_message(e));
 		*out = NULL;
 		return r;
 	}
@@ -434,7 +451,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		ext2_ino_t ino;
 		errcode_t e = ext2fs_open_inode_scan(e2, 0, &is);
 		if (e) {
-			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", strerror(-ext2_errno(e)));
+			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", ext2_message(e));
 		} else {
 			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
 				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))

@@ -366,3 +366,14 @@ put_le32() {
 	assert_failure 2
 	[[ $stderr == *"--block-size goes with --lba"* ]]
 }
+
+@test "unmounted ext4 that libext2fs cannot open: the note gives libext2fs's reason" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	# s_blocks_per_group (superblock byte 32) 0: libext2fs refuses the superblock.
+	put_le32 "$dev" $((1024 + 32)) 0
+	blockdev --flushbufs "$dev"
+	run --separate-stderr ictl -J resolve --lba "$dev" 100
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted ext4 that libext2fs cannot open: The ext2 superblock is corrupt" ] || { echo "$output"; false; }
+}

@@ -498,6 +498,28 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 	return r < 0 ? r : named;
 }
 
+/* What holds no files itself (blkid's TYPE), and what to do to name the
+ * files of what it holds. */
+static const struct {
+	const char *type, *note;
+} not_file_systems[] = {
+	{ "swap", "swap space: it holds no files (a process's pages when in use)" },
+	{ "crypto_LUKS", "a closed LUKS volume: open it (cryptsetup open) and resolve again to name the files "
+			 "inside" },
+	{ "linux_raid_member", "a member of an md array that is not assembled: assemble it (mdadm --assemble) "
+			       "and resolve again to name the files on the array" },
+	{ "LVM2_member", "an LVM physical volume whose logical volumes are not active: activate them "
+			 "(vgchange -ay) and resolve again to name their files" },
+};
+
+static const char *not_a_file_system(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(not_file_systems); i++)
+		if (!strcmp(type, not_file_systems[i].type))
+			return not_file_systems[i].note;
+	return NULL;
+}
+
 static int resolve_fs(struct integrity_context *ctx, const struct integrity_device *dev, struct integrity_owners *o,
 		      struct fs_entry *fs, const struct piece *pieces, size_t n)
 {
@@ -521,7 +543,7 @@ static int resolve_fs(struct integrity_context *ctx, const struct integrity_devi
 		return owners_resolve_mounted(o, fs, pieces, n);
 	} else if (!strcmp(fs->type, "ext2") || !strcmp(fs->type, "ext3") || !strcmp(fs->type, "ext4")) {
 		return owners_ext2_resolve_unmounted(o, fs, pieces, n);
-	} else {
+	} else if ((why = not_a_file_system(fs->type)) == NULL) {
 		snprintf(note, sizeof(note), "unmounted %s: mount it (read-only is enough) to name files", fs->type);
 		why = note;
 	}

@@ -377,3 +377,51 @@ put_le32() {
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted ext4 that libext2fs cannot open: The ext2 superblock is corrupt" ] || { echo "$output"; false; }
 }
+
+# An md v1.2 member's superblock (4 KiB from the start), checksum and all,
+# written without the kernel's md driver.
+write_md_member() {
+	python3 - "$1" <<'PY'
+import struct, sys
+sb = bytearray(256 + 2 * 4)
+struct.pack_into('<II', sb, 0, 0xa92b4efc, 1)           # magic, major version
+sb[16:32] = bytes(range(1, 17))                          # set uuid
+sb[32:38] = b'test:0'
+struct.pack_into('<iIQ', sb, 72, 1, 0, 8192)             # level, layout, size
+struct.pack_into('<I', sb, 92, 2)                        # raid disks
+struct.pack_into('<QQQ', sb, 128, 2048, 8192, 8)         # data offset, size, super offset
+sb[168:184] = bytes(range(17, 33))                       # device uuid
+struct.pack_into('<Q', sb, 200, 1)                       # events
+struct.pack_into('<I', sb, 220, 4)                       # max dev
+struct.pack_into('<HHHH', sb, 256, 0, 1, 0xffff, 0xffff)
+s = sum(struct.unpack_from('<I', sb, i)[0] for i in range(0, len(sb), 4))
+struct.pack_into('<I', sb, 216, ((s & 0xffffffff) + (s >> 32)) & 0xffffffff)
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(4096)
+    f.write(sb)
+PY
+}
+
+@test "swap, a closed LUKS volume, an md member: advice that fits each, not 'mount it'" {
+	swap=$(new_loop 8M)
+	mkswap -q "$swap"
+	luks=$(new_loop 8M)
+	# A LUKS1 header's magic and version are what blkid knows it by.
+	printf 'LUKS\xba\xbe\x00\x01aes' | dd of="$luks" conv=notrunc status=none
+	md=$(new_loop 8M)
+	write_md_member "$md"
+	blockdev --flushbufs "$luks" "$md"
+	[ "$(blkid -p -s TYPE -o value "$md")" = linux_raid_member ]
+	[ "$(blkid -p -s TYPE -o value "$luks")" = crypto_LUKS ]
+	for dev in "$swap" "$luks" "$md"; do
+		run --separate-stderr ictl -J resolve --lba "$dev" 5000
+		assert_success
+		note=$(jq -r '.lbas[0].files[0].note' <<<"$output")
+		[[ $note != *"mount it"* ]] || { echo "$dev: $note"; false; }
+		case $dev in
+		"$swap") [[ $note == "swap space: it holds no files"* ]] ;;
+		"$luks") [[ $note == "a closed LUKS volume: open it (cryptsetup open)"* ]] ;;
+		"$md") [[ $note == "a member of an md array that is not assembled: assemble it (mdadm --assemble)"* ]] ;;
+		esac
+	done
+}

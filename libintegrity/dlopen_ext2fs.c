@@ -49,8 +49,6 @@
 		       void *priv_data), \
 	   void *priv_data), \
 	  (fs, dir, flags, block_buf, func, priv_data)) \
-	F(ELIBACC, errcode_t, ext2fs_get_pathname, (ext2_filsys fs, ext2_ino_t dir, ext2_ino_t ino, char **name), \
-	  (fs, dir, ino, name)) \
 	V(initialize_ext2_error_table, (void), ()) \
 	F(NULL, const char *, error_message, (errcode_t code), (code)) \
 	D(unix_io_manager)

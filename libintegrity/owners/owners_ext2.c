@@ -251,14 +251,28 @@ static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t block
 	return 0;
 }
 
-/* Paths of wanted inodes, as ncheck finds them: every directory's entries. */
+/* A name in a directory: child is called name (in e2_names.buf) in parent. */
+struct e2_link {
+	ext2_ino_t child, parent;
+	size_t name, len;
+};
+
+/* Paths of wanted inodes, from one scan of every directory's entries: the
+ * wanted inodes' names, and every directory's name in its parent, walked
+ * up to the root afterwards (no depth limit, unlike
+ * ext2fs_get_pathname()). */
 struct e2_names {
 	ext2_filsys e2;
 	ext2_ino_t dir;
 	ext2_ino_t *inos;		/* sorted */
 	size_t ninos;
-	struct strv *paths;		/* per wanted inode */
+	struct strv *paths;		/* per wanted inode: whole paths */
+	struct strv *partial;		/* per wanted inode: paths that do not reach the root */
 	bool *is_dir;
+	struct e2_link *hits, *dirs;	/* names of wanted inodes; of directories */
+	size_t nhits, caphits, ndirs, capdirs;
+	char *buf;
+	size_t nbuf, capbuf;
 	int err;
 };
 
@@ -269,46 +283,86 @@ static int ino_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int e2_path_push(struct e2_names *n, size_t i, const char *path)
+static int link_cmp(const void *a, const void *b)
 {
-	return strv_push(&n->paths[i], path);
+	const struct e2_link *x = a, *y = b;
+
+	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+static int e2_link_push(struct e2_names *n, struct e2_link **v, size_t *nv, size_t *cap,
+			const struct ext2_dir_entry *d, size_t len)
+{
+	if (GREEDY_REALLOC(*v, *cap, *nv + 1) < 0 || GREEDY_REALLOC(n->buf, n->capbuf, n->nbuf + len) < 0)
+		return -ENOMEM;
+	memcpy(n->buf + n->nbuf, d->name, len);
+	(*v)[(*nv)++] = (struct e2_link){ d->inode, n->dir, n->nbuf, len };
+	n->nbuf += len;
+	return 0;
 }
 
 static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int blocksize, _unused_ char *buf,
 		     void *data)
 {
 	struct e2_names *n = data;
-	int len = ext2fs_dirent_name_len(d);
+	size_t len = (size_t)ext2fs_dirent_name_len(d);
 	ext2_ino_t ino = d->inode;
+	int ft = ext2fs_dirent_file_type(d), r = 0;
 
-	if ((len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+	if (!ino || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
-	ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
-	if (!hit)
-		return 0;
-	char *dirpath = NULL;
-	if (ext2fs_get_pathname(n->e2, n->dir, 0, &dirpath) != 0)
-		return 0;
-	size_t dl = strlen(dirpath);
-	char *path = malloc(dl + (size_t)len + 2);
-	if (!path) {
-		ext2fs_free_mem(&dirpath);
-		n->err = -ENOMEM;
-		return DIRENT_ABORT;
-	}
-	memcpy(path, dirpath, dl);
-	if (dl == 0 || path[dl - 1] != '/')
-		path[dl++] = '/';
-	memcpy(path + dl, d->name, (size_t)len);
-	path[dl + (size_t)len] = '\0';
-	ext2fs_free_mem(&dirpath);
-	int r = e2_path_push(n, (size_t)(hit - n->inos), path);
-	free(path);
+	if (n->ninos && bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))
+		r = e2_link_push(n, &n->hits, &n->nhits, &n->caphits, d, len);
+	/* Without the filetype feature every entry may be a directory. */
+	if (r == 0 && (ft == EXT2_FT_DIR || ft == EXT2_FT_UNKNOWN))
+		r = e2_link_push(n, &n->dirs, &n->ndirs, &n->capdirs, d, len);
 	if (r < 0) {
 		n->err = r;
 		return DIRENT_ABORT;
 	}
 	return 0;
+}
+
+/* The path of a name in dir: up through the directories' names to the
+ * root.  A directory with no name (unlinked, or a loop) ends it with its
+ * inode number, as "<N>", and *whole says it does not reach the root. */
+static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
+{
+	_cleanup_free_ const struct e2_link **up = NULL;
+	size_t nup = 0, cap = 0, total = 2;
+	ext2_ino_t at = hit->parent;
+	char top[16] = "";
+
+	*whole = true;
+	if (GREEDY_REALLOC(up, cap, 1) < 0)
+		return NULL;
+	up[nup++] = hit;
+	total += hit->len + 1;
+	while (at != EXT2_ROOT_INO) {
+		struct e2_link key = { .child = at };
+		const struct e2_link *d = n->ndirs ? bsearch(&key, n->dirs, n->ndirs, sizeof(key), link_cmp) : NULL;
+		if (!d || nup > n->ndirs) {
+			snprintf(top, sizeof(top), "<%u>", at);
+			*whole = false;
+			break;
+		}
+		if (GREEDY_REALLOC(up, cap, nup + 1) < 0)
+			return NULL;
+		up[nup++] = d;
+		total += d->len + 1;
+		at = d->parent;
+	}
+	char *path = malloc(total + strlen(top)), *o = path;
+	if (!path)
+		return NULL;
+	o = stpcpy(o, top);
+	for (size_t i = nup; i-- > 0;) {
+		*o++ = '/';
+		memcpy(o, n->buf + up[i]->name, up[i]->len);
+		o += up[i]->len;
+	}
+	*o = '\0';
+	return path;
 }
 
 static int e2_find_names(ext2_filsys e2, struct e2_names *n)
@@ -318,11 +372,12 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 	ext2_ino_t ino;
 
 	n->paths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->paths));
+	n->partial = calloc(n->ninos ? n->ninos : 1, sizeof(*n->partial));
 	n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
-	if (!n->paths || !n->is_dir)
+	if (!n->paths || !n->partial || !n->is_dir)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->ninos; i++) {
-		if (n->inos[i] == EXT2_ROOT_INO && e2_path_push(n, i, "/") < 0)
+		if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
 			return -ENOMEM;
 	}
 	if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
@@ -339,16 +394,35 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 			break;
 	}
 	ext2fs_close_inode_scan(scan);
-	return n->err;
+	if (n->err)
+		return n->err;
+	/* A directory has one name; with several (damage), the first found. */
+	if (n->ndirs)
+		qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
+	for (size_t i = 0; i < n->nhits; i++) {
+		ext2_ino_t child = n->hits[i].child;
+		size_t k = (size_t)((ext2_ino_t *)bsearch(&child, n->inos, n->ninos, sizeof(child), ino_cmp) - n->inos);
+		bool whole;
+		_cleanup_free_ char *path = e2_path(n, &n->hits[i], &whole);
+		if (!path || strv_push(whole ? &n->paths[k] : &n->partial[k], path) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static void e2_names_free(struct e2_names *n)
 {
 	for (size_t i = 0; n->paths && i < n->ninos; i++)
 		strv_clear(&n->paths[i]);
+	for (size_t i = 0; n->partial && i < n->ninos; i++)
+		strv_clear(&n->partial[i]);
 	free(n->paths);
+	free(n->partial);
 	free(n->is_dir);
 	free(n->inos);
+	free(n->hits);
+	free(n->dirs);
+	free(n->buf);
 }
 
 static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
@@ -527,13 +601,19 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			size_t ni = hit ? (size_t)(hit - names.inos) : 0;
 			if (hit && names.is_dir[ni])
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
-			if (!hit || !names.paths[ni].n) {
+			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
 				r = owners_add(o, p->range, &ow);
 				continue;
 			}
 			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
 				ow.path = names.paths[ni].v[k2];
+				r = owners_add(o, p->range, &ow);
+			}
+			ow.flags |= INTEGRITY_OWNER_PATH_INCOMPLETE;
+			ow.note = "incomplete path: the directory it starts at (<N>, an inode number) has no name that leads to the root";
+			for (size_t k2 = 0; k2 < names.partial[ni].n && r == 0; k2++) {
+				ow.path = names.partial[ni].v[k2];
 				r = owners_add(o, p->range, &ow);
 			}
 		}

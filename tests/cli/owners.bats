@@ -425,3 +425,38 @@ PY
 		esac
 	done
 }
+
+@test "unmounted ext4: a path under a directory with no name is marked incomplete, never given as a path" {
+	make_ext4
+	mkdir -p m/dir1/dir2
+	random_file m/dir1/dir2/file5 8192 11
+	sync
+	lba=$(lba_of m/dir1/dir2/file5 4096)
+	dir1=$(stat -c %i m/dir1)
+	umount m
+	# The entry goes, the directory stays: what a damaged parent leaves.
+	debugfs -w -R "unlink /dir1" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "<$dir1>/dir2/file5" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = true ]
+	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "incomplete path: "* ]]
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_line --partial "  <$dir1>/dir2/file5: file offset 4096 length 512 inode "
+	assert_line --partial ": incomplete path: "
+}
+
+@test "unmounted ext4: a path 40 directories deep is given whole" {
+	make_ext4
+	deep=$(printf 'd%d/' $(seq 1 40))
+	mkdir -p "m/$deep"
+	random_file "m/${deep}f" 4096 12
+	sync
+	lba=$(lba_of "m/${deep}f" 0)
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "/${deep}f" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = null ]
+	[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
+}

@@ -217,6 +217,7 @@ struct e2_want {
 	struct want *w;			/* the part of a piece in this block */
 	ext2_ino_t ino[4];		/* owners found (icheck) */
 	e2_blkcnt_t blockcnt[4];
+	bool unwritten[4];		/* in an extent allocated, never written */
 	size_t nowners;
 };
 
@@ -224,7 +225,26 @@ struct e2_scan {
 	struct e2_want *v;
 	size_t n, cap;
 	ext2_ino_t ino;
+	struct ext2_inode *inode;	/* of ino */
 };
+
+/* Whether logical block blockcnt of the scan's inode is in an unwritten
+ * extent: asked only for the blocks wanted. */
+static bool e2_unwritten(ext2_filsys e2, struct e2_scan *s, e2_blkcnt_t blockcnt)
+{
+	ext2_extent_handle_t h;
+	struct ext2fs_extent x;
+	bool unwritten = false;
+
+	if (blockcnt < 0 || !(s->inode->i_flags & EXT4_EXTENTS_FL) ||
+	    ext2fs_extent_open2(e2, s->ino, s->inode, &h) != 0)
+		return false;
+	if (ext2fs_extent_goto(h, (blk64_t)blockcnt) == 0 && ext2fs_extent_get(h, EXT2_EXTENT_CURRENT, &x) == 0)
+		unwritten = (x.e_flags & EXT2_EXTENT_FLAGS_UNINIT) && (blk64_t)blockcnt >= x.e_lblk &&
+			    (blk64_t)blockcnt - x.e_lblk < x.e_len;
+	ext2fs_extent_free(h);
+	return unwritten;
+}
 
 static int e2_want_cmp(const void *a, const void *b)
 {
@@ -233,7 +253,7 @@ static int e2_want_cmp(const void *a, const void *b)
 	return x->blk < y->blk ? -1 : x->blk > y->blk;
 }
 
-static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
+static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
 		    _unused_ int ref_offset, void *data)
 {
 	struct e2_scan *s = data;
@@ -246,6 +266,7 @@ static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t block
 	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++)
 		if (hit->nowners < ARRAY_SIZE(hit->ino)) {
 			hit->ino[hit->nowners] = s->ino;
+			hit->unwritten[hit->nowners] = e2_unwritten(e2, s, blockcnt);
 			hit->blockcnt[hit->nowners++] = blockcnt;
 		}
 	return 0;
@@ -533,6 +554,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (inode.i_dtime && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
 				scan.ino = ino;
+				scan.inode = &inode;
 				blk64_t acl = ext2fs_file_acl_block(e2, &inode);
 				if (acl) {
 					blk64_t a = acl;
@@ -596,6 +618,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			} else {
 				ow.offset = (uint64_t)ew->blockcnt[k] * bs + (ew->w->start % bs);
 				ow.length = ow.device_length;
+				if (ew->unwritten[k])
+					ow.flags |= INTEGRITY_OWNER_UNWRITTEN;
 			}
 			ext2_ino_t *hit = names.ninos ? bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp) : NULL;
 			size_t ni = hit ? (size_t)(hit - names.inos) : 0;

@@ -460,3 +460,21 @@ PY
 	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = null ]
 	[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
 }
+
+@test "an unwritten (preallocated) extent is flagged unwritten, mounted and not" {
+	make_ext4
+	fallocate -l 65536 m/prealloc
+	sync
+	lba=$(lba_of m/prealloc 8192)
+	[ -n "$lba" ]
+	for state in mounted unmounted; do
+		[ "$state" = mounted ] || umount m
+		run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" != null ]
+		[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 8192 ]
+		[ "$(jq '.lbas[0].files[0].unwritten' <<<"$output")" = true ] || { echo "$state: $output"; false; }
+	done
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_line --partial "/prealloc: file offset 8192 length 512 inode $(debugfs -R 'stat /prealloc' "$dev" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p'), unwritten (ext4"
+}

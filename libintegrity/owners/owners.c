@@ -564,6 +564,75 @@ static int owner_cmp(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+static int strcmp_null(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !!a - !!b;
+	return strcmp(a, b);
+}
+
+/* Owners that may be one record, next to each other in device order. */
+static int merge_cmp(const void *a, const void *b)
+{
+	const struct integrity_owner *x = a, *y = b;
+	int c;
+
+	if (x->fs != y->fs)
+		return x->fs < y->fs ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	if (x->flags != y->flags)
+		return x->flags < y->flags ? -1 : 1;
+	if ((c = strcmp_null(x->path, y->path)) || (c = strcmp_null(x->metadata, y->metadata)) ||
+	    (c = strcmp_null(x->note, y->note)))
+		return c;
+	return x->device_offset < y->device_offset ? -1 : x->device_offset > y->device_offset;
+}
+
+/* y continues x: the next bytes of the device and, for a file, of the
+ * file; for an inode table, the next inodes. */
+static bool owner_continues(const struct integrity_owner *x, const struct integrity_owner *y)
+{
+	if (x->fs != y->fs || x->kind != y->kind || x->inode != y->inode || x->flags != y->flags ||
+	    strcmp_null(x->path, y->path) || strcmp_null(x->metadata, y->metadata) || strcmp_null(x->note, y->note))
+		return false;
+	if (x->device_offset + x->device_length != y->device_offset)
+		return false;
+	if (x->kind == INTEGRITY_OWNER_FILE && x->offset + x->length != y->offset)
+		return false;
+	if (!!x->first_inode != !!y->first_inode || (x->first_inode && x->last_inode + 1 != y->first_inode))
+		return false;
+	return true;
+}
+
+/* Contiguous bytes of one owner become one record (libext2fs answers
+ * block by block; a 1 MiB file is one record, as FIEMAP gives it). */
+static void owners_merge(struct owner_list *l)
+{
+	size_t out = 0;
+
+	if (l->n < 2)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), merge_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		struct integrity_owner *x = &l->v[out], *y = &l->v[i];
+		if (owner_continues(x, y)) {
+			x->device_length += y->device_length;
+			if (x->kind == INTEGRITY_OWNER_FILE)
+				x->length += y->length;
+			if (y->first_inode)
+				x->last_inode = y->last_inode;
+			free((char *)y->path);
+			free((char *)y->note);
+			continue;
+		}
+		l->v[++out] = *y;
+	}
+	l->n = out + 1;
+}
+
 /* One file system (the device's own, or a partition's) and the parts of
  * the ranges inside it. */
 struct region {
@@ -693,6 +762,8 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 		}
 		free(pieces);
 	}
+	for (size_t i = 0; r == 0 && i < nranges; i++)
+		owners_merge(&o->owners[i]);
 	for (size_t i = 0; r == 0 && i < nranges; i++)
 		if (o->owners[i].n)
 			qsort(o->owners[i].v, o->owners[i].n, sizeof(*o->owners[i].v), owner_cmp);

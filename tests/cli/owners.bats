@@ -478,3 +478,30 @@ PY
 	run --separate-stderr ictl resolve --lba "$dev" "$lba"
 	assert_line --partial "/prealloc: file offset 8192 length 512 inode $(debugfs -R 'stat /prealloc' "$dev" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p'), unwritten (ext4"
 }
+
+@test "unmounted ext4: the blocks of a range in one file are one record, as mounted" {
+	make_ext4
+	random_file m/big 1048576 13
+	sync
+	[ "$(filefrag m/big | sed -n 's/.*: \([0-9]*\) extents\{0,1\} found/\1/p')" -eq 1 ]
+	first=$(lba_of m/big 0)
+	last=$(lba_of m/big $((1048576 - 512)))
+	[ "$last" -eq $((first + 2047)) ]
+	for state in mounted unmounted; do
+		[ "$state" = mounted ] || umount m
+		run --separate-stderr ictl -J resolve --lba "$dev" "$first-$last"
+		assert_success
+		[ "$(jq '.lbas[0].files | length' <<<"$output")" -eq 1 ] || { echo "$state: $(jq '.lbas[0].files | length' <<<"$output")"; false; }
+		[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 0 ]
+		[ "$(jq '.lbas[0].files[0].length' <<<"$output")" -eq 1048576 ]
+	done
+	run --separate-stderr ictl resolve --lba "$dev" "$first-$last"
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	# An inode table's blocks: one record, its inodes from first to last.
+	itab=$(inode_lba "$dev" 1)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$itab-$((itab + 63))"
+	assert_success
+	[ "$(jq '.lbas[0].files | length' <<<"$output")" -eq 1 ]
+	[ "$(jq -c '.lbas[0].files[0].inodes' <<<"$output")" = '[1,128]' ]
+}

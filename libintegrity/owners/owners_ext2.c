@@ -211,21 +211,33 @@ int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, d
 	return 1;
 }
 
+/* An inode that refers to a wanted block, and where in it. */
+struct e2_claim {
+	ext2_ino_t ino;
+	e2_blkcnt_t blockcnt;		/* the block's index in the file; < 0 for its metadata */
+	bool unwritten;			/* in an extent allocated, never written */
+};
+
 /* One block wanted by the inode scan, in file-system blocks. */
 struct e2_want {
 	blk64_t blk;
 	struct want *w;			/* the part of a piece in this block */
-	ext2_ino_t ino[4];		/* owners found (icheck) */
-	e2_blkcnt_t blockcnt[4];
-	bool unwritten[4];		/* in an extent allocated, never written */
-	size_t nowners;
+	struct e2_claim *claims;	/* every inode that refers to it (icheck), each once */
+	size_t nclaims, capclaims;
 };
+
+/* Claims kept in all, whatever damaged inodes say: one per inode and
+ * block, so that an inode naming a block many times cannot push out
+ * another. */
+#define E2_CLAIMS_MAX (1u << 20)
 
 struct e2_scan {
 	struct e2_want *v;
 	size_t n, cap;
 	ext2_ino_t ino;
 	struct ext2_inode *inode;	/* of ino */
+	size_t nclaims;			/* in all the wants */
+	int err;
 };
 
 /* Whether logical block blockcnt of the scan's inode is in an unwritten
@@ -263,12 +275,17 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 	/* Several wants may share a block: the first with it, then the rest. */
 	while (hit && hit > s->v && hit[-1].blk == *blocknr)
 		hit--;
-	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++)
-		if (hit->nowners < ARRAY_SIZE(hit->ino)) {
-			hit->ino[hit->nowners] = s->ino;
-			hit->unwritten[hit->nowners] = e2_unwritten(e2, s, blockcnt);
-			hit->blockcnt[hit->nowners++] = blockcnt;
+	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++) {
+		/* The inodes come in order: a claim by this one is the last. */
+		if ((hit->nclaims && hit->claims[hit->nclaims - 1].ino == s->ino) || s->nclaims >= E2_CLAIMS_MAX)
+			continue;
+		if (GREEDY_REALLOC(hit->claims, hit->capclaims, hit->nclaims + 1) < 0) {
+			s->err = -ENOMEM;
+			return BLOCK_ABORT;
 		}
+		hit->claims[hit->nclaims++] = (struct e2_claim){ s->ino, blockcnt, e2_unwritten(e2, s, blockcnt) };
+		s->nclaims++;
+	}
 	return 0;
 }
 
@@ -562,19 +579,23 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				}
 				if (ext2fs_inode_has_valid_blocks2(e2, &inode))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
+				if ((r = scan.err) < 0)
+					break;
 			}
 			ext2fs_close_inode_scan(is);
 		}
 	}
 	/* The owners' names. */
 	if (r == 0 && scan.n) {
-		names.inos = calloc(scan.n * ARRAY_SIZE(scan.v[0].ino), sizeof(*names.inos));
+		names.inos = calloc(scan.nclaims ? scan.nclaims : 1, sizeof(*names.inos));
 		if (!names.inos)
 			r = -ENOMEM;
 		for (size_t i = 0; r == 0 && i < scan.n; i++)
-			for (size_t k = 0; k < scan.v[i].nowners; k++)
-				if (scan.v[i].ino[k] >= EXT2_FIRST_INO(e2->super) || scan.v[i].ino[k] == EXT2_ROOT_INO)
-					names.inos[names.ninos++] = scan.v[i].ino[k];
+			for (size_t k = 0; k < scan.v[i].nclaims; k++) {
+				ext2_ino_t ino = scan.v[i].claims[k].ino;
+				if (ino >= EXT2_FIRST_INO(e2->super) || ino == EXT2_ROOT_INO)
+					names.inos[names.ninos++] = ino;
+			}
 		if (r == 0) {
 			if (names.ninos)
 				qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
@@ -589,15 +610,16 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {
 		struct e2_want *ew = &scan.v[i];
 		const struct piece *p = ew->w->piece;
-		if (!ew->nowners) {
+		if (!ew->nclaims) {
 			r = owners_add_simple(o, fs, p, ew->w->start, ew->w->end, INTEGRITY_OWNER_UNKNOWN, NULL,
 					      mounted ? "in use, but no inode on the device refers to it "
 							"(changed since it was last written back?)"
 						      : "in use, but no inode refers to it (fsck would say more)");
 			continue;
 		}
-		for (size_t k = 0; k < ew->nowners && r == 0; k++) {
-			ext2_ino_t ino = ew->ino[k];
+		for (size_t k = 0; k < ew->nclaims && r == 0; k++) {
+			const struct e2_claim *c = &ew->claims[k];
+			ext2_ino_t ino = c->ino;
 			struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &fs->pub, .inode = ino };
 			owners_span(&ow, p, ew->w->start, ew->w->end);
 			const char *reserved = ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO
@@ -609,16 +631,16 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				r = owners_add(o, p->range, &ow);
 				continue;
 			}
-			if (ew->blockcnt[k] == -5) {
+			if (c->blockcnt == -5) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
 				ow.metadata = "extended attributes";
-			} else if (ew->blockcnt[k] < 0) {
+			} else if (c->blockcnt < 0) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
 				ow.metadata = ext2fs_has_feature_extents(e2->super) ? "extent tree" : "indirect block";
 			} else {
-				ow.offset = (uint64_t)ew->blockcnt[k] * bs + (ew->w->start % bs);
+				ow.offset = (uint64_t)c->blockcnt * bs + (ew->w->start % bs);
 				ow.length = ow.device_length;
-				if (ew->unwritten[k])
+				if (c->unwritten)
 					ow.flags |= INTEGRITY_OWNER_UNWRITTEN;
 			}
 			ext2_ino_t *hit = names.ninos ? bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp) : NULL;
@@ -642,8 +664,10 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			}
 		}
 	}
-	for (size_t i = 0; i < scan.n; i++)
+	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
+		free(scan.v[i].claims);
+	}
 	free(scan.v);
 	e2_names_free(&names);
 	ext2fs_close_free(&e2);

@@ -505,3 +505,27 @@ PY
 	[ "$(jq '.lbas[0].files | length' <<<"$output")" -eq 1 ]
 	[ "$(jq -c '.lbas[0].files[0].inodes' <<<"$output")" = '[1,128]' ]
 }
+
+@test "unmounted ext4: an inode that claims a block many times does not push out its real owner" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	# bad gets the lower inode number: the scan meets it first.
+	: >m/bad
+	random_file m/victim 16384 14
+	sync
+	block=$(( $(lba_of m/victim 0) / 8 ))
+	victim=$(stat -c %i m/victim)
+	umount m
+	# bad: a block-mapped inode whose six first blocks are all victim's first.
+	debugfs -w -R "sif /bad flags 0" "$dev" 2>/dev/null
+	for i in 0 1 2 3 4 5; do
+		debugfs -w -R "sif /bad block[$i] $block" "$dev" 2>/dev/null
+	done
+	debugfs -w -R "sif /bad size 24576" "$dev" 2>/dev/null
+	[ "$(debugfs -R "icheck $block" "$dev" 2>/dev/null | grep -c "^$block")" -ge 1 ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((block * 8))
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/bad","/victim"]' ] || { echo "$output"; false; }
+	[ "$(jq --argjson i "$victim" '[.lbas[0].files[] | select(.inode == $i)][0].offset' <<<"$output")" -eq 0 ]
+}

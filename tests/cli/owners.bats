@@ -529,3 +529,23 @@ PY
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/bad","/victim"]' ] || { echo "$output"; false; }
 	[ "$(jq --argjson i "$victim" '[.lbas[0].files[] | select(.inode == $i)][0].offset' <<<"$output")" -eq 0 ]
 }
+
+@test "mounted ext4: a range over a file's data and a slow symlink's block keeps both" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file m/f 4096 15
+	sync
+	ln -s "$(printf 'x%.0s' $(seq 1 100))" m/link
+	sync
+	fblock=$(( $(lba_of m/f 0) / 8 ))
+	lblock=$(debugfs -R "bmap /link 0" "$dev" 2>/dev/null)
+	[ -n "$lblock" ] && [ "$lblock" -gt 0 ]
+	link=$(stat -c %i m/link)
+	a=$(( fblock < lblock ? fblock : lblock )) b=$(( fblock > lblock ? fblock : lblock ))
+	run --separate-stderr ictl -J resolve --lba "$dev" "$((a * 8))-$((b * 8 + 7))"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[] | select(.path != null) | .path' <<<"$output" | grep -c '/f$')" -eq 1 ] || { echo "$output"; false; }
+	# The symlink's block: its inode, not dropped.
+	[ "$(jq --argjson i "$link" '[.lbas[0].files[] | select(.inode == $i)] | length' <<<"$output")" -eq 1 ] || { echo "$output"; false; }
+}

@@ -489,6 +489,28 @@ static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
 	return NULL;
 }
 
+/* A path from the file system's root as the mounted tree names it: under
+ * the mount point, with the mounted subtree (a bind mount of a directory)
+ * taken off; NULL with *outside when it is not in that subtree. */
+static char *e2_mounted_path(const struct fs_entry *fs, const char *path, bool *outside)
+{
+	const char *root = fs->mount_root[0] ? fs->mount_root : "/";
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+	char *out;
+
+	*outside = false;
+	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
+		*outside = true;
+		return NULL;
+	}
+	const char *rest = path + rl;
+	if (!strcmp(rest, "/"))
+		rest = "";
+	if (asprintf(&out, "%s%s", rest[0] && !strcmp(fs->mountpoint, "/") ? "" : fs->mountpoint, rest) < 0)
+		return NULL;
+	return out;
+}
+
 /* The wants that are still open, for an ext2/3/4 file system read with
  * libext2fs (unmounted, or what a mounted one's kernel would not say).
  * mounted: free space is already told (GETFSMAP), do not read the bitmap
@@ -653,8 +675,25 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				continue;
 			}
 			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
+				_cleanup_free_ char *shown = NULL, *note = NULL;
 				ow.path = names.paths[ni].v[k2];
-				r = owners_add(o, p->range, &ow);
+				if (mounted) {
+					bool outside;
+					shown = e2_mounted_path(fs, ow.path, &outside);
+					if (outside && asprintf(&note, "no path in the mounted tree: %s from the file "
+								"system's root, outside the mounted %s",
+								ow.path, fs->mount_root) < 0)
+						note = NULL;
+					if (!shown && !note) {
+						r = -ENOMEM;
+						break;
+					}
+					ow.path = shown;
+				}
+				struct integrity_owner one = ow;
+				if (note)
+					one.note = note;
+				r = owners_add(o, p->range, &one);
 			}
 			ow.flags |= INTEGRITY_OWNER_PATH_INCOMPLETE;
 			ow.note = "incomplete path: the directory it starts at (<N>, an inode number) has no name that leads to the root";

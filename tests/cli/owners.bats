@@ -549,3 +549,28 @@ PY
 	# The symlink's block: its inode, not dropped.
 	[ "$(jq --argjson i "$link" '[.lbas[0].files[] | select(.inode == $i)] | length' <<<"$output")" -eq 1 ] || { echo "$output"; false; }
 }
+
+@test "mounted ext4: paths libext2fs finds are under the mount point, and a bind mount's subtree is taken off" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir m/sub
+	ln -s "$(printf 'y%.0s' $(seq 1 100))" m/sub/link
+	sync
+	lblock=$(debugfs -R "bmap /sub/link 0" "$dev" 2>/dev/null)
+	rblock=$(debugfs -R "bmap <2> 0" "$dev" 2>/dev/null)
+	[ -n "$lblock" ] && [ -n "$rblock" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((lblock * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/sub/link" ] || { echo "$output"; false; }
+	# Only sub is mounted, on b.
+	mkdir b
+	mount --bind m/sub b
+	echo "$PWD/b" >>mounts
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" $((lblock * 8)) $((rblock * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/b/link" ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = null ] || { echo "$output"; false; }
+	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "no path in the mounted tree: / from the file system's root, outside the mounted /sub" ]]
+}

@@ -178,22 +178,20 @@ static int add_row(const struct column_set *set, struct libscols_table *tb, cons
 	return 0;
 }
 
-/* "N" or "FIRST-LAST". */
-static int parse_lba(const char *s, uint64_t *first, uint64_t *count)
+/* "N" or "FIRST-LAST": the first and the last LBA (a count could wrap). */
+static int parse_lba(const char *s, uint64_t *first, uint64_t *last)
 {
 	char a[32];
 	const char *dash = strchr(s, '-');
-	uint64_t last;
 
 	if (!dash)
-		return parse_u64(s, first) < 0 ? -EINVAL : (*count = 1, 0);
+		return parse_u64(s, first) < 0 ? -EINVAL : (*last = *first, 0);
 	if ((size_t)(dash - s) >= sizeof(a))
 		return -EINVAL;
 	memcpy(a, s, (size_t)(dash - s));
 	a[dash - s] = '\0';
-	if (parse_u64(a, first) < 0 || parse_u64(dash + 1, &last) < 0 || last < *first)
+	if (parse_u64(a, first) < 0 || parse_u64(dash + 1, last) < 0 || *last < *first)
 		return -EINVAL;
-	*count = last - *first + 1;
 	return 0;
 }
 
@@ -274,17 +272,17 @@ static int resolve_lbas(const char **args)
 	if (!ranges)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "resolve");
 	for (size_t i = 0; i < n; i++) {
-		uint64_t first, count;
-		if (parse_lba(args[i + 1], &first, &count) < 0) {
+		uint64_t first, last;
+		if (parse_lba(args[i + 1], &first, &last) < 0) {
 			_cleanup_free_ char *a = printable_name(args[i + 1], true, true);
 			return fail(EXIT_USAGE, a, 0, "not an LBA: N or FIRST-LAST");
 		}
-		if (first > size / bs || count > size / bs - first) {
+		if (last >= size / bs) {
 			_cleanup_free_ char *a = printable_name(args[i + 1], true, true);
 			return fail(EXIT_USAGE, a, 0, "past the end of %s (%" PRIu64 " blocks of %u bytes)", obj,
 				    size / bs, bs);
 		}
-		ranges[i] = (struct integrity_byte_range){ first * bs, count * bs };
+		ranges[i] = (struct integrity_byte_range){ first * bs, (last - first + 1) * bs };
 	}
 	char node[4096];
 	snprintf(node, sizeof(node), "/dev/%s", integrity_device_name(dev));
@@ -351,11 +349,13 @@ int cmd_resolve(int argc, const char **argv)
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
 		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
-	if (o.lba || o.block_size) {
-		if (!o.lba || o.at || o.boot)
-			return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba; --at and --boot do not");
+	if (o.lba && (o.at || o.boot))
+		return fail(EXIT_USAGE, NULL, 0, "--lba reads what the device holds now; %s answers from the "
+			    "history: use one or the other", o.at ? "--at" : "--boot");
+	if (o.block_size && !o.lba)
+		return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba");
+	if (o.lba)
 		return resolve_lbas(keys);
-	}
 	bool past = o.at || o.boot;
 	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
 		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "

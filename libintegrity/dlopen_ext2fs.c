@@ -49,8 +49,15 @@
 		       void *priv_data), \
 	   void *priv_data), \
 	  (fs, dir, flags, block_buf, func, priv_data)) \
-	F(ELIBACC, errcode_t, ext2fs_get_pathname, (ext2_filsys fs, ext2_ino_t dir, ext2_ino_t ino, char **name), \
-	  (fs, dir, ino, name)) \
+	F(ELIBACC, errcode_t, ext2fs_extent_open2, \
+	  (ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, ext2_extent_handle_t *handle), \
+	  (fs, ino, inode, handle)) \
+	F(ELIBACC, errcode_t, ext2fs_extent_goto, (ext2_extent_handle_t handle, blk64_t blk), (handle, blk)) \
+	F(ELIBACC, errcode_t, ext2fs_extent_get, \
+	  (ext2_extent_handle_t handle, int flags, struct ext2fs_extent *extent), (handle, flags, extent)) \
+	V(ext2fs_extent_free, (ext2_extent_handle_t handle), (handle)) \
+	V(initialize_ext2_error_table, (void), ()) \
+	F(NULL, const char *, error_message, (errcode_t code), (code)) \
 	D(unix_io_manager)
 
 DL_LIBRARY(dl_libext2fs, EXT2FS_SONAME, EXT2FS_FUNCTIONS)

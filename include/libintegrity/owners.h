@@ -44,6 +44,9 @@ struct integrity_filesystem {
 #define INTEGRITY_OWNER_SHARED		(1u << 0)	/* shared with other files (reflink) */
 #define INTEGRITY_OWNER_UNWRITTEN	(1u << 1)	/* allocated, never written: reads as zeros */
 #define INTEGRITY_OWNER_DIRECTORY	(1u << 2)	/* the file is a directory */
+/* path does not reach the root: it starts at a directory with no name
+ * ("<N>/dir/file", N its inode number) and is no path to open. */
+#define INTEGRITY_OWNER_PATH_INCOMPLETE	(1u << 3)
 
 /* One owner of some bytes of a queried range.  A block can have several:
  * every path of a hard-linked file, every file sharing a reflinked extent. */

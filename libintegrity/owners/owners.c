@@ -54,6 +54,27 @@ int owners_add(struct integrity_owners *o, size_t range, const struct integrity_
 	return 0;
 }
 
+/* Each range's count of owners, so that a resolution that fails can take
+ * back what it added (owners_rollback()). */
+size_t *owners_mark(const struct integrity_owners *o)
+{
+	size_t *mark = calloc(o->nranges ? o->nranges : 1, sizeof(*mark));
+
+	for (size_t i = 0; mark && i < o->nranges; i++)
+		mark[i] = o->owners[i].n;
+	return mark;
+}
+
+void owners_rollback(struct integrity_owners *o, const size_t *mark)
+{
+	for (size_t i = 0; i < o->nranges; i++)
+		while (o->owners[i].n > mark[i]) {
+			struct integrity_owner *w = &o->owners[i].v[--o->owners[i].n];
+			free((char *)w->path);
+			free((char *)w->note);
+		}
+}
+
 INTEGRITY_EXPORT void integrity_owners_free(struct integrity_owners *o)
 {
 	if (!o)
@@ -477,6 +498,28 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 	return r < 0 ? r : named;
 }
 
+/* What holds no files itself (blkid's TYPE), and what to do to name the
+ * files of what it holds. */
+static const struct {
+	const char *type, *note;
+} not_file_systems[] = {
+	{ "swap", "swap space: it holds no files (a process's pages when in use)" },
+	{ "crypto_LUKS", "a closed LUKS volume: open it (cryptsetup open) and resolve again to name the files "
+			 "inside" },
+	{ "linux_raid_member", "a member of an md array that is not assembled: assemble it (mdadm --assemble) "
+			       "and resolve again to name the files on the array" },
+	{ "LVM2_member", "an LVM physical volume whose logical volumes are not active: activate them "
+			 "(vgchange -ay) and resolve again to name their files" },
+};
+
+static const char *not_a_file_system(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(not_file_systems); i++)
+		if (!strcmp(type, not_file_systems[i].type))
+			return not_file_systems[i].note;
+	return NULL;
+}
+
 static int resolve_fs(struct integrity_context *ctx, const struct integrity_device *dev, struct integrity_owners *o,
 		      struct fs_entry *fs, const struct piece *pieces, size_t n)
 {
@@ -499,23 +542,8 @@ static int resolve_fs(struct integrity_context *ctx, const struct integrity_devi
 	} else if (fs->mountpoint) {
 		return owners_resolve_mounted(o, fs, pieces, n);
 	} else if (!strcmp(fs->type, "ext2") || !strcmp(fs->type, "ext3") || !strcmp(fs->type, "ext4")) {
-		struct want_set ws = { 0 };
-		for (size_t i = 0; i < n && r == 0; i++)
-			r = owners_want_add(&ws, &(struct want){ .start = pieces[i].fs_off,
-								 .end = pieces[i].fs_off + pieces[i].len,
-								 .piece = &pieces[i] });
-		if (r == 0)
-			r = owners_ext2_resolve(o, fs, &ws, false);
-		owners_want_free(&ws);
-		if (r != -ENOMEM && r < 0) {
-			snprintf(note, sizeof(note), "unmounted %s that libext2fs cannot open: %s", fs->type,
-				 strerror(-r));
-			why = note;
-			r = 0;
-		} else {
-			return r;
-		}
-	} else {
+		return owners_ext2_resolve_unmounted(o, fs, pieces, n);
+	} else if ((why = not_a_file_system(fs->type)) == NULL) {
 		snprintf(note, sizeof(note), "unmounted %s: mount it (read-only is enough) to name files", fs->type);
 		why = note;
 	}
@@ -534,6 +562,75 @@ static int owner_cmp(const void *a, const void *b)
 	if (!x->path || !y->path)
 		return !!x->path - !!y->path;
 	return strcmp(x->path, y->path);
+}
+
+static int strcmp_null(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !!a - !!b;
+	return strcmp(a, b);
+}
+
+/* Owners that may be one record, next to each other in device order. */
+static int merge_cmp(const void *a, const void *b)
+{
+	const struct integrity_owner *x = a, *y = b;
+	int c;
+
+	if (x->fs != y->fs)
+		return x->fs < y->fs ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	if (x->flags != y->flags)
+		return x->flags < y->flags ? -1 : 1;
+	if ((c = strcmp_null(x->path, y->path)) || (c = strcmp_null(x->metadata, y->metadata)) ||
+	    (c = strcmp_null(x->note, y->note)))
+		return c;
+	return x->device_offset < y->device_offset ? -1 : x->device_offset > y->device_offset;
+}
+
+/* y continues x: the next bytes of the device and, for a file, of the
+ * file; for an inode table, the next inodes. */
+static bool owner_continues(const struct integrity_owner *x, const struct integrity_owner *y)
+{
+	if (x->fs != y->fs || x->kind != y->kind || x->inode != y->inode || x->flags != y->flags ||
+	    strcmp_null(x->path, y->path) || strcmp_null(x->metadata, y->metadata) || strcmp_null(x->note, y->note))
+		return false;
+	if (x->device_offset + x->device_length != y->device_offset)
+		return false;
+	if (x->kind == INTEGRITY_OWNER_FILE && x->offset + x->length != y->offset)
+		return false;
+	if (!!x->first_inode != !!y->first_inode || (x->first_inode && x->last_inode + 1 != y->first_inode))
+		return false;
+	return true;
+}
+
+/* Contiguous bytes of one owner become one record (libext2fs answers
+ * block by block; a 1 MiB file is one record, as FIEMAP gives it). */
+static void owners_merge(struct owner_list *l)
+{
+	size_t out = 0;
+
+	if (l->n < 2)
+		return;
+	qsort(l->v, l->n, sizeof(*l->v), merge_cmp);
+	for (size_t i = 1; i < l->n; i++) {
+		struct integrity_owner *x = &l->v[out], *y = &l->v[i];
+		if (owner_continues(x, y)) {
+			x->device_length += y->device_length;
+			if (x->kind == INTEGRITY_OWNER_FILE)
+				x->length += y->length;
+			if (y->first_inode)
+				x->last_inode = y->last_inode;
+			free((char *)y->path);
+			free((char *)y->note);
+			continue;
+		}
+		l->v[++out] = *y;
+	}
+	l->n = out + 1;
 }
 
 /* One file system (the device's own, or a partition's) and the parts of
@@ -665,6 +762,8 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 		}
 		free(pieces);
 	}
+	for (size_t i = 0; r == 0 && i < nranges; i++)
+		owners_merge(&o->owners[i]);
 	for (size_t i = 0; r == 0 && i < nranges; i++)
 		if (o->owners[i].n)
 			qsort(o->owners[i].v, o->owners[i].n, sizeof(*o->owners[i].v), owner_cmp);

@@ -5,6 +5,10 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ext2fs/ext2fs.h>
@@ -17,6 +21,22 @@
 static int ext2_errno(errcode_t e)
 {
 	return e > 0 && e < 4096 ? -(int)e : -EIO;
+}
+
+static void ext2_error_table(void)
+{
+	initialize_ext2_error_table();
+}
+
+/* libext2fs's words for an error code ("The ext2 superblock is corrupt"). */
+static const char *ext2_message(errcode_t e)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const char *m;
+
+	pthread_once(&once, ext2_error_table);
+	m = error_message(e);
+	return m ? m : strerror(-ext2_errno(e));
 }
 
 /* A block that cannot be read (the bad block itself may hold inodes) reads
@@ -34,22 +54,91 @@ static errcode_t ext2_read_error(io_channel ch, unsigned long block, int count, 
 	return 0;
 }
 
-int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out)
+/* Writes why a file system is not read and returns -EUCLEAN. */
+static __attribute__((format(printf, 3, 4))) int ext2_damaged(char *why, size_t whylen, const char *fmt, ...)
+{
+	int n = snprintf(why, whylen, "file system damaged: ");
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < whylen)
+		vsnprintf(why + n, whylen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EUCLEAN;
+}
+
+/* Whether the superblock's geometry and every group's descriptor are such
+ * that libext2fs reads only inside the file system and the buffers it
+ * allocates from them: a damaged file system is not walked at all. */
+static int ext2_check(ext2_filsys e2, char *why, size_t whylen)
+{
+	struct ext2_super_block *sb = e2->super;
+	uint64_t bs = e2->blocksize, blocks = ext2fs_blocks_count(e2->super);
+	uint64_t bpg = sb->s_blocks_per_group, isz = EXT2_INODE_SIZE(sb);
+	uint32_t first = bs == 1024 && !e2->cluster_ratio_bits ? 1 : 0;
+	bool flex = ext2fs_has_feature_flex_bg(sb);
+
+	if (sb->s_first_data_block != first)
+		return ext2_damaged(why, whylen, "the superblock's first data block is %u, not %u",
+				    sb->s_first_data_block, first);
+	if (blocks <= first + 1u)
+		return ext2_damaged(why, whylen, "the superblock counts %" PRIu64 " blocks", blocks);
+	if (bpg < 8 || bpg > 8 * bs || bpg % 8 || !sb->s_clusters_per_group || sb->s_clusters_per_group > 8 * bs)
+		return ext2_damaged(why, whylen, "%" PRIu64 " blocks per group", bpg);
+	if (!sb->s_inodes_per_group || sb->s_inodes_per_group > 8 * bs ||
+	    (uint64_t)sb->s_inodes_per_group * e2->group_desc_count != sb->s_inodes_count)
+		return ext2_damaged(why, whylen, "%u inodes per group, %u inodes in %u groups", sb->s_inodes_per_group,
+				    sb->s_inodes_count, e2->group_desc_count);
+	if (isz < EXT2_GOOD_OLD_INODE_SIZE || isz > bs || (isz & (isz - 1)))
+		return ext2_damaged(why, whylen, "inodes of %" PRIu64 " bytes", isz);
+	if (sb->s_reserved_gdt_blocks > bs / 4)
+		return ext2_damaged(why, whylen, "%u reserved descriptor blocks", sb->s_reserved_gdt_blocks);
+	if ((uint64_t)e2->group_desc_count != (blocks - first + bpg - 1) / bpg)
+		return ext2_damaged(why, whylen, "%u groups for %" PRIu64 " blocks", e2->group_desc_count, blocks);
+	for (dgrp_t g = 0; g < e2->group_desc_count; g++) {
+		/* Without flex_bg a group's bitmaps and table are its own. */
+		uint64_t lo = flex ? first : first + (uint64_t)g * bpg;
+		uint64_t hi = flex || lo + bpg > blocks ? blocks : lo + bpg;
+		uint64_t bb = ext2fs_block_bitmap_loc(e2, g), ib = ext2fs_inode_bitmap_loc(e2, g);
+		uint64_t it = ext2fs_inode_table_loc(e2, g);
+		if (bb < lo || bb >= hi)
+			return ext2_damaged(why, whylen, "group %u's block bitmap at block %" PRIu64, g, bb);
+		if (ib < lo || ib >= hi)
+			return ext2_damaged(why, whylen, "group %u's inode bitmap at block %" PRIu64, g, ib);
+		if (it < lo || it >= hi || e2->inode_blocks_per_group > hi - it)
+			return ext2_damaged(why, whylen, "group %u's inode table at block %" PRIu64, g, it);
+	}
+	return 0;
+}
+
+/* Opened, and checked: -EUCLEAN with why when it must not be read. */
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
 {
 	/* libext2fs's unix_io_manager: a variable of the library, loaded when
 	 * first used. */
 	io_manager unix_io = dl_ext2fs_unix_io_manager();
+	int r;
 
-	if (!unix_io)
+	*out = NULL;
+	if (!unix_io) {
+		snprintf(why, whylen, "libext2fs is not installed");
 		return -ELIBACC;
+	}
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
 					   EXT2_FLAG_SOFTSUPP_FEATURES,
 				   0, 0, unix_io, out);
-	if (e)
-		return ext2_errno(e);
+	if (e) {
+		r = ext2_errno(e);
+		snprintf(why, whylen, "unmounted %s that libext2fs cannot open: %s", fs->type, ext2_message(e));
+		*out = NULL;
+		return r;
+	}
 	(*out)->io->read_error = ext2_read_error;
-	return 0;
+	r = ext2_check(*out, why, whylen);
+	if (r < 0)
+		ext2fs_close_free(out);
+	return r;
 }
 
 /* The inodes whose records lie in bytes [start, end) of group g's table. */
@@ -122,20 +211,52 @@ int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, d
 	return 1;
 }
 
+/* An inode that refers to a wanted block, and where in it. */
+struct e2_claim {
+	ext2_ino_t ino;
+	e2_blkcnt_t blockcnt;		/* the block's index in the file; < 0 for its metadata */
+	bool unwritten;			/* in an extent allocated, never written */
+};
+
 /* One block wanted by the inode scan, in file-system blocks. */
 struct e2_want {
 	blk64_t blk;
 	struct want *w;			/* the part of a piece in this block */
-	ext2_ino_t ino[4];		/* owners found (icheck) */
-	e2_blkcnt_t blockcnt[4];
-	size_t nowners;
+	struct e2_claim *claims;	/* every inode that refers to it (icheck), each once */
+	size_t nclaims, capclaims;
 };
+
+/* Claims kept in all, whatever damaged inodes say: one per inode and
+ * block, so that an inode naming a block many times cannot push out
+ * another. */
+#define E2_CLAIMS_MAX (1u << 20)
 
 struct e2_scan {
 	struct e2_want *v;
 	size_t n, cap;
 	ext2_ino_t ino;
+	struct ext2_inode *inode;	/* of ino */
+	size_t nclaims;			/* in all the wants */
+	int err;
 };
+
+/* Whether logical block blockcnt of the scan's inode is in an unwritten
+ * extent: asked only for the blocks wanted. */
+static bool e2_unwritten(ext2_filsys e2, struct e2_scan *s, e2_blkcnt_t blockcnt)
+{
+	ext2_extent_handle_t h;
+	struct ext2fs_extent x;
+	bool unwritten = false;
+
+	if (blockcnt < 0 || !(s->inode->i_flags & EXT4_EXTENTS_FL) ||
+	    ext2fs_extent_open2(e2, s->ino, s->inode, &h) != 0)
+		return false;
+	if (ext2fs_extent_goto(h, (blk64_t)blockcnt) == 0 && ext2fs_extent_get(h, EXT2_EXTENT_CURRENT, &x) == 0)
+		unwritten = (x.e_flags & EXT2_EXTENT_FLAGS_UNINIT) && (blk64_t)blockcnt >= x.e_lblk &&
+			    (blk64_t)blockcnt - x.e_lblk < x.e_len;
+	ext2fs_extent_free(h);
+	return unwritten;
+}
 
 static int e2_want_cmp(const void *a, const void *b)
 {
@@ -144,7 +265,7 @@ static int e2_want_cmp(const void *a, const void *b)
 	return x->blk < y->blk ? -1 : x->blk > y->blk;
 }
 
-static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
+static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
 		    _unused_ int ref_offset, void *data)
 {
 	struct e2_scan *s = data;
@@ -154,22 +275,42 @@ static int e2_block(_unused_ ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t block
 	/* Several wants may share a block: the first with it, then the rest. */
 	while (hit && hit > s->v && hit[-1].blk == *blocknr)
 		hit--;
-	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++)
-		if (hit->nowners < ARRAY_SIZE(hit->ino)) {
-			hit->ino[hit->nowners] = s->ino;
-			hit->blockcnt[hit->nowners++] = blockcnt;
+	for (; hit && hit < s->v + s->n && hit->blk == *blocknr; hit++) {
+		/* The inodes come in order: a claim by this one is the last. */
+		if ((hit->nclaims && hit->claims[hit->nclaims - 1].ino == s->ino) || s->nclaims >= E2_CLAIMS_MAX)
+			continue;
+		if (GREEDY_REALLOC(hit->claims, hit->capclaims, hit->nclaims + 1) < 0) {
+			s->err = -ENOMEM;
+			return BLOCK_ABORT;
 		}
+		hit->claims[hit->nclaims++] = (struct e2_claim){ s->ino, blockcnt, e2_unwritten(e2, s, blockcnt) };
+		s->nclaims++;
+	}
 	return 0;
 }
 
-/* Paths of wanted inodes, as ncheck finds them: every directory's entries. */
+/* A name in a directory: child is called name (in e2_names.buf) in parent. */
+struct e2_link {
+	ext2_ino_t child, parent;
+	size_t name, len;
+};
+
+/* Paths of wanted inodes, from one scan of every directory's entries: the
+ * wanted inodes' names, and every directory's name in its parent, walked
+ * up to the root afterwards (no depth limit, unlike
+ * ext2fs_get_pathname()). */
 struct e2_names {
 	ext2_filsys e2;
 	ext2_ino_t dir;
 	ext2_ino_t *inos;		/* sorted */
 	size_t ninos;
-	struct strv *paths;		/* per wanted inode */
+	struct strv *paths;		/* per wanted inode: whole paths */
+	struct strv *partial;		/* per wanted inode: paths that do not reach the root */
 	bool *is_dir;
+	struct e2_link *hits, *dirs;	/* names of wanted inodes; of directories */
+	size_t nhits, caphits, ndirs, capdirs;
+	char *buf;
+	size_t nbuf, capbuf;
 	int err;
 };
 
@@ -180,46 +321,86 @@ static int ino_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int e2_path_push(struct e2_names *n, size_t i, const char *path)
+static int link_cmp(const void *a, const void *b)
 {
-	return strv_push(&n->paths[i], path);
+	const struct e2_link *x = a, *y = b;
+
+	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+static int e2_link_push(struct e2_names *n, struct e2_link **v, size_t *nv, size_t *cap,
+			const struct ext2_dir_entry *d, size_t len)
+{
+	if (GREEDY_REALLOC(*v, *cap, *nv + 1) < 0 || GREEDY_REALLOC(n->buf, n->capbuf, n->nbuf + len) < 0)
+		return -ENOMEM;
+	memcpy(n->buf + n->nbuf, d->name, len);
+	(*v)[(*nv)++] = (struct e2_link){ d->inode, n->dir, n->nbuf, len };
+	n->nbuf += len;
+	return 0;
 }
 
 static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int blocksize, _unused_ char *buf,
 		     void *data)
 {
 	struct e2_names *n = data;
-	int len = ext2fs_dirent_name_len(d);
+	size_t len = (size_t)ext2fs_dirent_name_len(d);
 	ext2_ino_t ino = d->inode;
+	int ft = ext2fs_dirent_file_type(d), r = 0;
 
-	if ((len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+	if (!ino || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
-	ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
-	if (!hit)
-		return 0;
-	char *dirpath = NULL;
-	if (ext2fs_get_pathname(n->e2, n->dir, 0, &dirpath) != 0)
-		return 0;
-	size_t dl = strlen(dirpath);
-	char *path = malloc(dl + (size_t)len + 2);
-	if (!path) {
-		ext2fs_free_mem(&dirpath);
-		n->err = -ENOMEM;
-		return DIRENT_ABORT;
-	}
-	memcpy(path, dirpath, dl);
-	if (dl == 0 || path[dl - 1] != '/')
-		path[dl++] = '/';
-	memcpy(path + dl, d->name, (size_t)len);
-	path[dl + (size_t)len] = '\0';
-	ext2fs_free_mem(&dirpath);
-	int r = e2_path_push(n, (size_t)(hit - n->inos), path);
-	free(path);
+	if (n->ninos && bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))
+		r = e2_link_push(n, &n->hits, &n->nhits, &n->caphits, d, len);
+	/* Without the filetype feature every entry may be a directory. */
+	if (r == 0 && (ft == EXT2_FT_DIR || ft == EXT2_FT_UNKNOWN))
+		r = e2_link_push(n, &n->dirs, &n->ndirs, &n->capdirs, d, len);
 	if (r < 0) {
 		n->err = r;
 		return DIRENT_ABORT;
 	}
 	return 0;
+}
+
+/* The path of a name in dir: up through the directories' names to the
+ * root.  A directory with no name (unlinked, or a loop) ends it with its
+ * inode number, as "<N>", and *whole says it does not reach the root. */
+static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
+{
+	_cleanup_free_ const struct e2_link **up = NULL;
+	size_t nup = 0, cap = 0, total = 2;
+	ext2_ino_t at = hit->parent;
+	char top[16] = "";
+
+	*whole = true;
+	if (GREEDY_REALLOC(up, cap, 1) < 0)
+		return NULL;
+	up[nup++] = hit;
+	total += hit->len + 1;
+	while (at != EXT2_ROOT_INO) {
+		struct e2_link key = { .child = at };
+		const struct e2_link *d = n->ndirs ? bsearch(&key, n->dirs, n->ndirs, sizeof(key), link_cmp) : NULL;
+		if (!d || nup > n->ndirs) {
+			snprintf(top, sizeof(top), "<%u>", at);
+			*whole = false;
+			break;
+		}
+		if (GREEDY_REALLOC(up, cap, nup + 1) < 0)
+			return NULL;
+		up[nup++] = d;
+		total += d->len + 1;
+		at = d->parent;
+	}
+	char *path = malloc(total + strlen(top)), *o = path;
+	if (!path)
+		return NULL;
+	o = stpcpy(o, top);
+	for (size_t i = nup; i-- > 0;) {
+		*o++ = '/';
+		memcpy(o, n->buf + up[i]->name, up[i]->len);
+		o += up[i]->len;
+	}
+	*o = '\0';
+	return path;
 }
 
 static int e2_find_names(ext2_filsys e2, struct e2_names *n)
@@ -229,11 +410,12 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 	ext2_ino_t ino;
 
 	n->paths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->paths));
+	n->partial = calloc(n->ninos ? n->ninos : 1, sizeof(*n->partial));
 	n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
-	if (!n->paths || !n->is_dir)
+	if (!n->paths || !n->partial || !n->is_dir)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->ninos; i++) {
-		if (n->inos[i] == EXT2_ROOT_INO && e2_path_push(n, i, "/") < 0)
+		if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
 			return -ENOMEM;
 	}
 	if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
@@ -250,16 +432,35 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 			break;
 	}
 	ext2fs_close_inode_scan(scan);
-	return n->err;
+	if (n->err)
+		return n->err;
+	/* A directory has one name; with several (damage), the first found. */
+	if (n->ndirs)
+		qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
+	for (size_t i = 0; i < n->nhits; i++) {
+		ext2_ino_t child = n->hits[i].child;
+		size_t k = (size_t)((ext2_ino_t *)bsearch(&child, n->inos, n->ninos, sizeof(child), ino_cmp) - n->inos);
+		bool whole;
+		_cleanup_free_ char *path = e2_path(n, &n->hits[i], &whole);
+		if (!path || strv_push(whole ? &n->paths[k] : &n->partial[k], path) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static void e2_names_free(struct e2_names *n)
 {
 	for (size_t i = 0; n->paths && i < n->ninos; i++)
 		strv_clear(&n->paths[i]);
+	for (size_t i = 0; n->partial && i < n->ninos; i++)
+		strv_clear(&n->partial[i]);
 	free(n->paths);
+	free(n->partial);
 	free(n->is_dir);
 	free(n->inos);
+	free(n->hits);
+	free(n->dirs);
+	free(n->buf);
 }
 
 static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
@@ -288,21 +489,50 @@ static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
 	return NULL;
 }
 
+/* A path from the file system's root as the mounted tree names it: under
+ * the mount point, with the mounted subtree (a bind mount of a directory)
+ * taken off; NULL with *outside when it is not in that subtree. */
+static char *e2_mounted_path(const struct fs_entry *fs, const char *path, bool *outside)
+{
+	const char *root = fs->mount_root[0] ? fs->mount_root : "/";
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+	char *out;
+
+	*outside = false;
+	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
+		*outside = true;
+		return NULL;
+	}
+	const char *rest = path + rl;
+	if (!strcmp(rest, "/"))
+		rest = "";
+	if (asprintf(&out, "%s%s", rest[0] && !strcmp(fs->mountpoint, "/") ? "" : fs->mountpoint, rest) < 0)
+		return NULL;
+	return out;
+}
+
 /* The wants that are still open, for an ext2/3/4 file system read with
  * libext2fs (unmounted, or what a mounted one's kernel would not say).
- * free_known: free space is already told (GETFSMAP), do not read the
- * bitmap (it may be stale while mounted). */
-int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted)
+ * mounted: free space is already told (GETFSMAP), do not read the bitmap
+ * (it may be stale while mounted).  On failure nothing is added, no want
+ * is marked found, and why says what went wrong. */
+int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted,
+			char *why, size_t whylen)
 {
+	_cleanup_free_ size_t *mark = owners_mark(o);
 	ext2_filsys e2;
-	int r = owners_ext2_open(fs, &e2);
+	int r;
 
+	if (!mark)
+		return -ENOMEM;
+	r = owners_ext2_open(fs, &e2, why, whylen);
 	if (r < 0)
 		return r;
 	uint64_t bs = e2->blocksize;
 	struct e2_scan scan = { 0 };
 	struct e2_names names = { .e2 = e2 };
-	bool bitmap = !mounted && ext2fs_read_block_bitmap(e2) == 0;
+	/* The block bitmap, read the first time a block is neither fixed metadata nor known: -1 not yet. */
+	int bitmap = mounted ? 0 : -1;
 
 	/* Fixed metadata and free space first; the rest, block by block, to the inode scan. */
 	for (size_t i = 0; i < ws->n && r == 0; i++) {
@@ -324,7 +554,9 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				r = owners_add(o, w->piece->range, &ow);
 				continue;
 			}
-			if (bitmap && b < ext2fs_blocks_count(e2->super) &&
+			if (bitmap < 0)
+				bitmap = ext2fs_read_block_bitmap(e2) == 0;
+			if (bitmap > 0 && b < ext2fs_blocks_count(e2->super) &&
 			    !ext2fs_test_block_bitmap2(e2->block_map, b)) {
 				r = owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_FREE, NULL, NULL);
 				continue;
@@ -344,7 +576,6 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			part->end = e;
 			scan.v[scan.n++] = (struct e2_want){ .blk = b, .w = part };
 		}
-		w->found = true;
 	}
 	if (r == 0 && scan.n) {
 		if (scan.n)
@@ -352,8 +583,9 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		ext2_inode_scan is;
 		struct ext2_inode inode;
 		ext2_ino_t ino;
-		if (ext2fs_open_inode_scan(e2, 0, &is) != 0) {
-			r = -EIO;
+		errcode_t e = ext2fs_open_inode_scan(e2, 0, &is);
+		if (e) {
+			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", ext2_message(e));
 		} else {
 			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
 				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))
@@ -361,6 +593,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (inode.i_dtime && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
 				scan.ino = ino;
+				scan.inode = &inode;
 				blk64_t acl = ext2fs_file_acl_block(e2, &inode);
 				if (acl) {
 					blk64_t a = acl;
@@ -368,19 +601,23 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				}
 				if (ext2fs_inode_has_valid_blocks2(e2, &inode))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
+				if ((r = scan.err) < 0)
+					break;
 			}
 			ext2fs_close_inode_scan(is);
 		}
 	}
 	/* The owners' names. */
 	if (r == 0 && scan.n) {
-		names.inos = calloc(scan.n * ARRAY_SIZE(scan.v[0].ino), sizeof(*names.inos));
+		names.inos = calloc(scan.nclaims ? scan.nclaims : 1, sizeof(*names.inos));
 		if (!names.inos)
 			r = -ENOMEM;
 		for (size_t i = 0; r == 0 && i < scan.n; i++)
-			for (size_t k = 0; k < scan.v[i].nowners; k++)
-				if (scan.v[i].ino[k] >= EXT2_FIRST_INO(e2->super) || scan.v[i].ino[k] == EXT2_ROOT_INO)
-					names.inos[names.ninos++] = scan.v[i].ino[k];
+			for (size_t k = 0; k < scan.v[i].nclaims; k++) {
+				ext2_ino_t ino = scan.v[i].claims[k].ino;
+				if (ino >= EXT2_FIRST_INO(e2->super) || ino == EXT2_ROOT_INO)
+					names.inos[names.ninos++] = ino;
+			}
 		if (r == 0) {
 			if (names.ninos)
 				qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
@@ -395,15 +632,16 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {
 		struct e2_want *ew = &scan.v[i];
 		const struct piece *p = ew->w->piece;
-		if (!ew->nowners) {
+		if (!ew->nclaims) {
 			r = owners_add_simple(o, fs, p, ew->w->start, ew->w->end, INTEGRITY_OWNER_UNKNOWN, NULL,
 					      mounted ? "in use, but no inode on the device refers to it "
 							"(changed since it was last written back?)"
 						      : "in use, but no inode refers to it (fsck would say more)");
 			continue;
 		}
-		for (size_t k = 0; k < ew->nowners && r == 0; k++) {
-			ext2_ino_t ino = ew->ino[k];
+		for (size_t k = 0; k < ew->nclaims && r == 0; k++) {
+			const struct e2_claim *c = &ew->claims[k];
+			ext2_ino_t ino = c->ino;
 			struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &fs->pub, .inode = ino };
 			owners_span(&ow, p, ew->w->start, ew->w->end);
 			const char *reserved = ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO
@@ -415,35 +653,96 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				r = owners_add(o, p->range, &ow);
 				continue;
 			}
-			if (ew->blockcnt[k] == -5) {
+			if (c->blockcnt == -5) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
 				ow.metadata = "extended attributes";
-			} else if (ew->blockcnt[k] < 0) {
+			} else if (c->blockcnt < 0) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
 				ow.metadata = ext2fs_has_feature_extents(e2->super) ? "extent tree" : "indirect block";
 			} else {
-				ow.offset = (uint64_t)ew->blockcnt[k] * bs + (ew->w->start % bs);
+				ow.offset = (uint64_t)c->blockcnt * bs + (ew->w->start % bs);
 				ow.length = ow.device_length;
+				if (c->unwritten)
+					ow.flags |= INTEGRITY_OWNER_UNWRITTEN;
 			}
 			ext2_ino_t *hit = names.ninos ? bsearch(&ino, names.inos, names.ninos, sizeof(ino), ino_cmp) : NULL;
 			size_t ni = hit ? (size_t)(hit - names.inos) : 0;
 			if (hit && names.is_dir[ni])
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
-			if (!hit || !names.paths[ni].n) {
+			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
 				r = owners_add(o, p->range, &ow);
 				continue;
 			}
 			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
+				_cleanup_free_ char *shown = NULL, *note = NULL;
 				ow.path = names.paths[ni].v[k2];
+				if (mounted) {
+					bool outside;
+					shown = e2_mounted_path(fs, ow.path, &outside);
+					if (outside && asprintf(&note, "no path in the mounted tree: %s from the file "
+								"system's root, outside the mounted %s",
+								ow.path, fs->mount_root) < 0)
+						note = NULL;
+					if (!shown && !note) {
+						r = -ENOMEM;
+						break;
+					}
+					ow.path = shown;
+				}
+				struct integrity_owner one = ow;
+				if (note)
+					one.note = note;
+				r = owners_add(o, p->range, &one);
+			}
+			ow.flags |= INTEGRITY_OWNER_PATH_INCOMPLETE;
+			ow.note = "incomplete path: the directory it starts at (<N>, an inode number) has no name that leads to the root";
+			for (size_t k2 = 0; k2 < names.partial[ni].n && r == 0; k2++) {
+				ow.path = names.partial[ni].v[k2];
 				r = owners_add(o, p->range, &ow);
 			}
 		}
 	}
-	for (size_t i = 0; i < scan.n; i++)
+	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
+		free(scan.v[i].claims);
+	}
 	free(scan.v);
 	e2_names_free(&names);
 	ext2fs_close_free(&e2);
+	if (r < 0) {
+		owners_rollback(o, mark);
+		if (r != -ENOMEM && r != -EUCLEAN)
+			snprintf(why, whylen, "libext2fs cannot read it: %s", strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < ws->n; i++)
+		ws->v[i].found = true;
+	return 0;
+}
+
+/* Every piece of an unmounted ext2/3/4: what libext2fs finds or, when it
+ * cannot read the file system, unknown with the reason. */
+int owners_ext2_resolve_unmounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
+				  size_t npieces)
+{
+	struct want_set ws = { 0 };
+	char why[512] = "";
+	int r = 0;
+
+	for (size_t i = 0; i < npieces && r == 0; i++)
+		r = owners_want_add(&ws, &(struct want){ .start = pieces[i].fs_off,
+							 .end = pieces[i].fs_off + pieces[i].len,
+							 .piece = &pieces[i] });
+	if (r == 0)
+		r = owners_ext2_resolve(o, fs, &ws, false, why, sizeof(why));
+	owners_want_free(&ws);
+	if (r >= 0 || r == -ENOMEM)
+		return r;
+	/* This file system's blocks are unknown; the rest of the lookup goes on. */
+	r = 0;
+	for (size_t i = 0; i < npieces && r == 0; i++)
+		r = owners_add_simple(o, fs, &pieces[i], pieces[i].fs_off, pieces[i].fs_off + pieces[i].len,
+				      INTEGRITY_OWNER_UNKNOWN, NULL, why);
 	return r;
 }

@@ -64,11 +64,16 @@ void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_s
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,
 		      uint64_t start, uint64_t end, enum integrity_owner_kind kind, const char *metadata,
 		      const char *note);
-int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out);
+size_t *owners_mark(const struct integrity_owners *o);
+void owners_rollback(struct integrity_owners *o, const size_t *mark);
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen);
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);
 int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group);
-int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted);
+int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted,
+			char *why, size_t whylen);
+int owners_ext2_resolve_unmounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
+				  size_t npieces);
 int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
 			   size_t npieces);
 

@@ -508,6 +508,50 @@ static int rmap_owners(struct walk *wk)
 	return r;
 }
 
+static int hit_cmp(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* A want that files' extents cover only in part: the bytes between them
+ * become wants of their own (an extent-tree, attribute or symlink block
+ * next to a file's data), for libext2fs or a note. */
+static int want_gaps(struct walk *wk)
+{
+	_cleanup_free_ struct hit *hits = NULL;
+	struct want_set gaps = { 0 };
+	int r = 0;
+
+	if (!wk->nhits)
+		return 0;
+	hits = malloc(wk->nhits * sizeof(*hits));
+	if (!hits)
+		return -ENOMEM;
+	memcpy(hits, wk->hits, wk->nhits * sizeof(*hits));
+	qsort(hits, wk->nhits, sizeof(*hits), hit_cmp);
+	for (size_t i = 0; i < wk->nhits && r == 0;) {
+		struct want *w = hits[i].w;
+		uint64_t at = w->start;
+		for (; i < wk->nhits && hits[i].w == w && r == 0; i++) {
+			if (hits[i].s > at)
+				r = owners_want_add(&gaps, &(struct want){ .start = at, .end = hits[i].s, .piece = w->piece });
+			if (hits[i].e > at)
+				at = hits[i].e;
+		}
+		if (r == 0 && at < w->end)
+			r = owners_want_add(&gaps, &(struct want){ .start = at, .end = w->end, .piece = w->piece });
+	}
+	/* The hits point into the want set: it grows only now. */
+	for (size_t i = 0; i < gaps.n && r == 0; i++)
+		r = owners_want_add(wk->ws, &gaps.v[i]);
+	owners_want_free(&gaps);
+	return r;
+}
+
 int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,
 			   size_t npieces)
 {
@@ -529,7 +573,8 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	}
 	if (!strcmp(fs->type, "xfs"))
 		xfs_geometry(fs, &c.xfs);
-	if (ext && owners_ext2_open(fs, &c.e2) < 0)
+	char why[512];
+	if (ext && owners_ext2_open(fs, &c.e2, why, sizeof(why)) < 0)
 		c.e2 = NULL;
 	r = fsmap_pieces(&c, rootfd, pieces, npieces);
 	bool have_fsmap = r == 0;
@@ -575,13 +620,15 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)
 		r = rmap_owners(&wk);
+	if (r == 0)
+		r = want_gaps(&wk);
 	/* What neither GETFSMAP nor a file's extents explain: ext2/3/4 asks
 	 * the device's inodes (extent tree and attribute blocks). */
 	bool left = false;
 	for (size_t i = 0; i < ws.n; i++)
 		left |= !ws.v[i].found;
 	if (r == 0 && left && ext && have_fsmap) {
-		int e = owners_ext2_resolve(o, fs, &ws, true);
+		int e = owners_ext2_resolve(o, fs, &ws, true, why, sizeof(why));
 		if (e == 0)
 			left = false;
 		else if (e == -ENOMEM)

@@ -306,3 +306,271 @@ make_xfs() {
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output $stderr"; false; }
 	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "inode table" ]
 }
+
+# Writes the little-endian 32-bit VALUE at byte OFFSET of FILE.
+put_le32() {
+	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($3 & 255)) $(($3 >> 8 & 255)) $(($3 >> 16 & 255)) $(($3 >> 24 & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "unmounted ext4 with a corrupt superblock: unknown, file system damaged; the other partition is still named" {
+	disk=$(new_loop 80M)
+	ictl -q part create "$disk" --label gpt --count 2 --size 32M --yes
+	mkfs.ext4 -q -F -b 4096 "${disk}p1"
+	mkfs.ext4 -q -F -b 4096 "${disk}p2"
+	mount_at "${disk}p2" m
+	random_file m/f 65536 7
+	sync
+	start2=$(cat "/sys/class/block/${disk#/dev/}p2/start")
+	lba2=$(( start2 + $(lba_of m/f 8192) ))
+	umount m
+	# s_first_data_block (superblock byte 20) 256 on 4 KiB blocks.
+	put_le32 "${disk}p1" $((1024 + 20)) 256
+	start1=$(cat "/sys/class/block/${disk#/dev/}p1/start")
+	run --separate-stderr ictl -J resolve --lba "$disk" $((start1 + 800)) "$lba2"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].unknown' <<<"$output")" = true ] || { echo "$output $stderr"; false; }
+	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "file system damaged: "*"first data block is 256"* ]]
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /f ]
+	[ "$(jq '.lbas[1].files[0].offset' <<<"$output")" -eq 8192 ]
+	run --separate-stderr ictl resolve --lba "${disk}p1" 8
+	assert_success
+	assert_line --partial "  unknown (ext4 on ${disk}p1, not mounted): file system damaged: "
+}
+
+@test "resolve --lba: a range to the largest LBA is past the end, not an empty range" {
+	dev=$(new_loop 8M)
+	run --separate-stderr ictl resolve --lba "$dev" 0-18446744073709551615
+	assert_failure 2
+	[[ $stderr == *"0-18446744073709551615: past the end of $dev (16384 blocks of 512 bytes)"* ]] || { echo "$stderr"; false; }
+	run --separate-stderr ictl resolve --lba "$dev" 18446744073709551615
+	assert_failure 2
+	[[ $stderr == *"past the end"* ]]
+	run --separate-stderr ictl resolve --lba "$dev" 16383-16384
+	assert_failure 2
+	[[ $stderr == *"past the end"* ]]
+	run --separate-stderr ictl -J resolve --lba "$dev" 0-16383
+	assert_success
+	[ "$(jq '.lbas[0].count' <<<"$output")" -eq 16384 ]
+}
+
+@test "resolve --lba with --at or --boot: the message names that conflict, not --block-size" {
+	run --separate-stderr ictl resolve --lba --at 2025-03-01T12:00:00Z /dev/null 0
+	assert_failure 2
+	[[ $stderr == *"--lba reads what the device holds now; --at answers from the history"* ]] || { echo "$stderr"; false; }
+	[[ $stderr != *block-size* ]]
+	run --separate-stderr ictl resolve --lba --boot -1 /dev/null 0
+	assert_failure 2
+	[[ $stderr == *"--lba reads what the device holds now; --boot answers from the history"* ]]
+	run --separate-stderr ictl resolve --block-size 4096 /dev/null
+	assert_failure 2
+	[[ $stderr == *"--block-size goes with --lba"* ]]
+}
+
+@test "unmounted ext4 that libext2fs cannot open: the note gives libext2fs's reason" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	# s_blocks_per_group (superblock byte 32) 0: libext2fs refuses the superblock.
+	put_le32 "$dev" $((1024 + 32)) 0
+	blockdev --flushbufs "$dev"
+	run --separate-stderr ictl -J resolve --lba "$dev" 100
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted ext4 that libext2fs cannot open: The ext2 superblock is corrupt" ] || { echo "$output"; false; }
+}
+
+# An md v1.2 member's superblock (4 KiB from the start), checksum and all,
+# written without the kernel's md driver.
+write_md_member() {
+	python3 - "$1" <<'PY'
+import struct, sys
+sb = bytearray(256 + 2 * 4)
+struct.pack_into('<II', sb, 0, 0xa92b4efc, 1)           # magic, major version
+sb[16:32] = bytes(range(1, 17))                          # set uuid
+sb[32:38] = b'test:0'
+struct.pack_into('<iIQ', sb, 72, 1, 0, 8192)             # level, layout, size
+struct.pack_into('<I', sb, 92, 2)                        # raid disks
+struct.pack_into('<QQQ', sb, 128, 2048, 8192, 8)         # data offset, size, super offset
+sb[168:184] = bytes(range(17, 33))                       # device uuid
+struct.pack_into('<Q', sb, 200, 1)                       # events
+struct.pack_into('<I', sb, 220, 4)                       # max dev
+struct.pack_into('<HHHH', sb, 256, 0, 1, 0xffff, 0xffff)
+s = sum(struct.unpack_from('<I', sb, i)[0] for i in range(0, len(sb), 4))
+struct.pack_into('<I', sb, 216, ((s & 0xffffffff) + (s >> 32)) & 0xffffffff)
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(4096)
+    f.write(sb)
+PY
+}
+
+@test "swap, a closed LUKS volume, an md member: advice that fits each, not 'mount it'" {
+	swap=$(new_loop 8M)
+	mkswap -q "$swap"
+	luks=$(new_loop 8M)
+	# A LUKS1 header's magic and version are what blkid knows it by.
+	printf 'LUKS\xba\xbe\x00\x01aes' | dd of="$luks" conv=notrunc status=none
+	md=$(new_loop 8M)
+	write_md_member "$md"
+	blockdev --flushbufs "$luks" "$md"
+	[ "$(blkid -p -s TYPE -o value "$md")" = linux_raid_member ]
+	[ "$(blkid -p -s TYPE -o value "$luks")" = crypto_LUKS ]
+	for dev in "$swap" "$luks" "$md"; do
+		run --separate-stderr ictl -J resolve --lba "$dev" 5000
+		assert_success
+		note=$(jq -r '.lbas[0].files[0].note' <<<"$output")
+		[[ $note != *"mount it"* ]] || { echo "$dev: $note"; false; }
+		case $dev in
+		"$swap") [[ $note == "swap space: it holds no files"* ]] ;;
+		"$luks") [[ $note == "a closed LUKS volume: open it (cryptsetup open)"* ]] ;;
+		"$md") [[ $note == "a member of an md array that is not assembled: assemble it (mdadm --assemble)"* ]] ;;
+		esac
+	done
+}
+
+@test "unmounted ext4: a path under a directory with no name is marked incomplete, never given as a path" {
+	make_ext4
+	mkdir -p m/dir1/dir2
+	random_file m/dir1/dir2/file5 8192 11
+	sync
+	lba=$(lba_of m/dir1/dir2/file5 4096)
+	dir1=$(stat -c %i m/dir1)
+	umount m
+	# The entry goes, the directory stays: what a damaged parent leaves.
+	debugfs -w -R "unlink /dir1" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "<$dir1>/dir2/file5" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = true ]
+	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "incomplete path: "* ]]
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_line --partial "  <$dir1>/dir2/file5: file offset 4096 length 512 inode "
+	assert_line --partial ": incomplete path: "
+}
+
+@test "unmounted ext4: a path 40 directories deep is given whole" {
+	make_ext4
+	deep=$(printf 'd%d/' $(seq 1 40))
+	mkdir -p "m/$deep"
+	random_file "m/${deep}f" 4096 12
+	sync
+	lba=$(lba_of "m/${deep}f" 0)
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "/${deep}f" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = null ]
+	[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
+}
+
+@test "an unwritten (preallocated) extent is flagged unwritten, mounted and not" {
+	make_ext4
+	fallocate -l 65536 m/prealloc
+	sync
+	lba=$(lba_of m/prealloc 8192)
+	[ -n "$lba" ]
+	for state in mounted unmounted; do
+		[ "$state" = mounted ] || umount m
+		run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" != null ]
+		[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 8192 ]
+		[ "$(jq '.lbas[0].files[0].unwritten' <<<"$output")" = true ] || { echo "$state: $output"; false; }
+	done
+	run --separate-stderr ictl resolve --lba "$dev" "$lba"
+	assert_line --partial "/prealloc: file offset 8192 length 512 inode $(debugfs -R 'stat /prealloc' "$dev" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p'), unwritten (ext4"
+}
+
+@test "unmounted ext4: the blocks of a range in one file are one record, as mounted" {
+	make_ext4
+	random_file m/big 1048576 13
+	sync
+	[ "$(filefrag m/big | sed -n 's/.*: \([0-9]*\) extents\{0,1\} found/\1/p')" -eq 1 ]
+	first=$(lba_of m/big 0)
+	last=$(lba_of m/big $((1048576 - 512)))
+	[ "$last" -eq $((first + 2047)) ]
+	for state in mounted unmounted; do
+		[ "$state" = mounted ] || umount m
+		run --separate-stderr ictl -J resolve --lba "$dev" "$first-$last"
+		assert_success
+		[ "$(jq '.lbas[0].files | length' <<<"$output")" -eq 1 ] || { echo "$state: $(jq '.lbas[0].files | length' <<<"$output")"; false; }
+		[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 0 ]
+		[ "$(jq '.lbas[0].files[0].length' <<<"$output")" -eq 1048576 ]
+	done
+	run --separate-stderr ictl resolve --lba "$dev" "$first-$last"
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	# An inode table's blocks: one record, its inodes from first to last.
+	itab=$(inode_lba "$dev" 1)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$itab-$((itab + 63))"
+	assert_success
+	[ "$(jq '.lbas[0].files | length' <<<"$output")" -eq 1 ]
+	[ "$(jq -c '.lbas[0].files[0].inodes' <<<"$output")" = '[1,128]' ]
+}
+
+@test "unmounted ext4: an inode that claims a block many times does not push out its real owner" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	# bad gets the lower inode number: the scan meets it first.
+	: >m/bad
+	random_file m/victim 16384 14
+	sync
+	block=$(( $(lba_of m/victim 0) / 8 ))
+	victim=$(stat -c %i m/victim)
+	umount m
+	# bad: a block-mapped inode whose six first blocks are all victim's first.
+	debugfs -w -R "sif /bad flags 0" "$dev" 2>/dev/null
+	for i in 0 1 2 3 4 5; do
+		debugfs -w -R "sif /bad block[$i] $block" "$dev" 2>/dev/null
+	done
+	debugfs -w -R "sif /bad size 24576" "$dev" 2>/dev/null
+	[ "$(debugfs -R "icheck $block" "$dev" 2>/dev/null | grep -c "^$block")" -ge 1 ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((block * 8))
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/bad","/victim"]' ] || { echo "$output"; false; }
+	[ "$(jq --argjson i "$victim" '[.lbas[0].files[] | select(.inode == $i)][0].offset' <<<"$output")" -eq 0 ]
+}
+
+@test "mounted ext4: a range over a file's data and a slow symlink's block keeps both" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file m/f 4096 15
+	sync
+	ln -s "$(printf 'x%.0s' $(seq 1 100))" m/link
+	sync
+	fblock=$(( $(lba_of m/f 0) / 8 ))
+	lblock=$(debugfs -R "bmap /link 0" "$dev" 2>/dev/null)
+	[ -n "$lblock" ] && [ "$lblock" -gt 0 ]
+	link=$(stat -c %i m/link)
+	a=$(( fblock < lblock ? fblock : lblock )) b=$(( fblock > lblock ? fblock : lblock ))
+	run --separate-stderr ictl -J resolve --lba "$dev" "$((a * 8))-$((b * 8 + 7))"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[] | select(.path != null) | .path' <<<"$output" | grep -c '/f$')" -eq 1 ] || { echo "$output"; false; }
+	# The symlink's block: its inode, not dropped.
+	[ "$(jq --argjson i "$link" '[.lbas[0].files[] | select(.inode == $i)] | length' <<<"$output")" -eq 1 ] || { echo "$output"; false; }
+}
+
+@test "mounted ext4: paths libext2fs finds are under the mount point, and a bind mount's subtree is taken off" {
+	dev=$(new_loop 32M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir m/sub
+	ln -s "$(printf 'y%.0s' $(seq 1 100))" m/sub/link
+	sync
+	lblock=$(debugfs -R "bmap /sub/link 0" "$dev" 2>/dev/null)
+	rblock=$(debugfs -R "bmap <2> 0" "$dev" 2>/dev/null)
+	[ -n "$lblock" ] && [ -n "$rblock" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((lblock * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/sub/link" ] || { echo "$output"; false; }
+	# Only sub is mounted, on b.
+	mkdir b
+	mount --bind m/sub b
+	echo "$PWD/b" >>mounts
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" $((lblock * 8)) $((rblock * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/b/link" ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = null ] || { echo "$output"; false; }
+	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "no path in the mounted tree: / from the file system's root, outside the mounted /sub" ]]
+}

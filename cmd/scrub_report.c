@@ -509,8 +509,10 @@ double previous_last_success(const char *path)
 
 	if (!f)
 		return 0;
+	static const char key[] = "integrityctl_scrub_last_success_timestamp_seconds{";
+
 	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "integrityctl_scrub_last_success_timestamp_seconds{", 51) == 0) {
+		if (strncmp(line, key, sizeof(key) - 1) == 0) {
 			char *sp = strrchr(line, ' ');
 			if (sp)
 				v = strtod(sp + 1, NULL);

@@ -77,7 +77,7 @@ assert_untouched() {
 	prom=$(metrics_name clean.img)
 	for target in "$loopdev" "$base/secret"; do
 		as_user ln -s "$target" "shared/$prom"
-		run --separate-stderr timeout 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
+		run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
 		[ "$status" -eq 3 ] || fail "link to $target: exit $status ($stderr)"
 		[[ "$stderr" == *"shared/$prom: cannot write metrics: a symbolic link that is not followed"* ]] ||
 			fail "no message: $stderr"
@@ -92,11 +92,11 @@ assert_untouched() {
 @test "metrics: a link to /dev/zero or a FIFO never hangs the scrub" {
 	prom=$(metrics_name clean.img)
 	as_user ln -s /dev/zero "shared/$prom"
-	run --separate-stderr timeout 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
 	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
 	rm "shared/$prom"
 	as_user mkfifo "shared/$prom"
-	run --separate-stderr timeout 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q --metrics-dir shared clean.img
 	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
 	[[ "$stderr" == *"cannot write metrics: not a regular file"* ]]
 	[ -p "shared/$prom" ]
@@ -113,6 +113,11 @@ assert_untouched() {
 	[ "$(stat -c %u "shared/$prom")" = 0 ]
 	grep -q '^integrityctl_scrub_last_success_timestamp_seconds{.*} 0$' "shared/$prom"
 	! grep -q 4000000000 "shared/$prom"
+	# Root's own previous file is read: its time survives the stopped run.
+	sed -i 's/^\(integrityctl_scrub_last_success_timestamp_seconds{.*}\) 0$/\1 1700000000/' "shared/$prom"
+	run --separate-stderr ictl "${scrub[@]}" -q --metrics-dir shared --duration 0.2s --rate 1M --io-size 64K big.img
+	assert_failure 4
+	grep -q '^integrityctl_scrub_last_success_timestamp_seconds{.*} 1700000000$' "shared/$prom"
 }
 
 @test "metrics: a link flipped between /dev/null and a root file never gets the root file written" {
@@ -236,7 +241,7 @@ checkpoint_past_17() {
 	checkpoint_past_17
 	rm "$cp"
 	ln -s /dev/zero "$cp"
-	run --separate-stderr timeout 120 "$INTEGRITYCTL" scrub -J --state-dir state --format T10-DIF-TYPE1-CRC \
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" scrub -J --state-dir state --format T10-DIF-TYPE1-CRC \
 		--pi-file big.pi big
 	[ "$status" -eq 1 ] || fail "exit $status ($stderr)"
 	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
@@ -252,7 +257,7 @@ checkpoint_past_17() {
 	lock=$(ls state/*.lock)
 	rm "$lock"
 	mkfifo "$lock"
-	run --separate-stderr timeout 120 "$INTEGRITYCTL" scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
 	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
 	[[ "$stderr" == *"cannot open the lock file $lock: not a regular file"* ]]
 	rm "$lock"
@@ -290,7 +295,7 @@ checkpoint_past_17() {
 	sys=$base/sys
 	sysfs_example_tree "$sys"
 	mkfifo hfifo cfifo
-	ACTION=add run --separate-stderr timeout 120 "$INTEGRITYCTL" udev-helper --sysfs-root "$sys" \
+	ACTION=add run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" udev-helper --sysfs-root "$sys" \
 		--history hfifo --config cfifo sda
 	[ "$status" -eq 0 ] || fail "exit $status ($stderr)"
 	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"

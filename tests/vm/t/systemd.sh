@@ -220,3 +220,61 @@ EOF
 	if [ "$ok" -ge 1 ]; then echo "ok - one of them scrubbed the disk"
 	else echo "FAIL - neither unit scrubbed the disk"; VM_HOST_FAILS=$((VM_HOST_FAILS + 1)); fi
 }
+
+# Under the unit's sandbox, the metrics directory shared with a group (as
+# node_exporter setups have it) and a user of that group: a metrics file
+# planted as a link to the disk fails the unit with status 3 and leaves the
+# disk as it was; a checkpoint the user owns is never resumed from; the
+# unit still writes its state and metrics, root's own again.
+test_hostile() {
+	sd_only_612
+	local img VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img hs 16M)
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+d=$(vm_nvme_disk hs) || { vm_fail "no namespace"; exit; }
+vm_fill_all $d
+dev=$(sd_by_id hs) || { vm_fail "no /dev/disk/by-id link for $d"; exit; }
+inst=$(systemd-escape --path "$dev")
+svc=integrity-scrub@$inst.service
+evil() { setpriv --reuid=4242 --regid=4242 --clear-groups -- "$@"; }
+sd_run 300 "$svc"
+expect_eq "clean run: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
+prom=$(cd "$SD_METRICS" && ls integrityctl_scrub_*.prom)
+[ -n "$prom" ] || { vm_fail "no metrics file"; exit; }
+chgrp 4242 "$SD_METRICS" && chmod 2775 "$SD_METRICS"
+rm "$SD_METRICS/$prom"
+evil ln -s "/dev/$d" "$SD_METRICS/$prom"
+before=$(head -c 1048576 "/dev/$d" | sha256sum)
+sd_run 300 "$svc"
+expect_eq "planted link: exit status 3" "$(sd_prop "$svc" ExecMainStatus)" 3
+expect_eq "planted link: the disk untouched" "$(head -c 1048576 "/dev/$d" | sha256sum)" "$before"
+expect_eq "planted link: left for the administrator" "$(readlink "$SD_METRICS/$prom")" "/dev/$d"
+sd_journal_json linklog "_SYSTEMD_UNIT=$svc"
+rm "$SD_METRICS/$prom"
+
+# A stopped scrub's checkpoint, then handed to the user.
+sd_rate_dropin "$svc" 2M
+systemctl start "$svc"
+sd_wait 240 sd_running_past "$dev" 0 || vm_fail "no checkpoint of a running scrub past block 0"
+expect_cmd "systemctl stop $svc" systemctl stop "$svc"
+sd_drop_dropins "$svc"
+at=$(sd_state "$dev" next)
+cp=$(sd_state_file "$dev")
+echo "# stopped at $at, checkpoint $cp"
+chown 4242 "$cp"
+sd_run 300 "$svc"
+expect_eq "foreign checkpoint: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
+expect_eq "foreign checkpoint: not resumed from" "$(sd_state "$dev" resumed_from)" 0
+expect_eq "foreign checkpoint: checked to the end" "$(sd_state "$dev" next)" "$(sd_state "$dev" range_end)"
+expect_eq "the checkpoint is root's again" "$(stat -c %u "$cp")" 0
+expect_eq "the metrics are root's, a regular file" "$(stat -c '%u %F' "$SD_METRICS/$prom")" "0 regular file"
+sd_journal_json cplog "_SYSTEMD_UNIT=$svc"
+EOF
+	local j
+	j=$(vm_json linklog)
+	expect_eq "journal: the refusal names the link" \
+		"$(jq -rs '[.[] | .MESSAGE | select(test("cannot write metrics: a symbolic link that is not followed"))] | length > 0' <<<"$j")" true
+	j=$(vm_json cplog)
+	expect_eq "journal: the checkpoint refused, with the fix" \
+		"$(jq -rs '[.[] | .MESSAGE | select(test("cannot use the checkpoint .*owned by user 4242"))] | length > 0' <<<"$j")" true
+}

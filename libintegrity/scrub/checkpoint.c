@@ -356,23 +356,11 @@ static int checkpoint_read_at(int dirfd, const char *name, const char *path, str
 	return checkpoint_parse(fd, cp, false, why, why_len);
 }
 
-int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
+static void checkpoint_text(FILE *f, void *data)
 {
+	const struct scrub_checkpoint *cp = data;
 	const struct integrity_scrub_progress *p = &cp->progress;
-	struct safe_output out;
-	int r = safe_output_open(&out, path, SAFE_REPLACE, 0600);
 
-	if (r < 0)
-		return r;
-	int fd = fcntl(out.fd, F_DUPFD_CLOEXEC, 3);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
-		safe_output_abort(&out);
-		return r;
-	}
 	fprintf(f, HEADER ": written by the scrub, read by 'integrityctl scrub --status'\n"
 		   "version=%d\nidentity=%s\ntarget=%s\nmethod=%s\nprotection=%s\nstatus=%s\n"
 		   "block_size=%" PRIu32 "\nblocks=%" PRIu64 "\nrange_start=%" PRIu64 "\nrange_end=%" PRIu64 "\n"
@@ -390,16 +378,13 @@ int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
 			e->lba, e->count, (unsigned)e->kind, (unsigned)e->tag, (unsigned)e->tag_known, e->expected,
 			e->found, e->err, e->device_status, e->partno, e->part_offset);
 	}
-	errno = 0;
-	if (fflush(f) != 0 || ferror(f))
-		r = errno ? -errno : -EIO;
-	if (fclose(f) != 0 && r == 0)
-		r = errno ? -errno : -EIO;
-	if (r < 0) {
-		safe_output_abort(&out);
-		return r;
-	}
-	return safe_output_commit(&out);
+}
+
+/* Whatever stands at the name (a link, a FIFO, another user's file) is
+ * replaced, never opened: the state directory is the program's own. */
+int scrub_checkpoint_write(const char *path, const struct scrub_checkpoint *cp)
+{
+	return safe_write_file(path, SAFE_REPLACE, 0600, checkpoint_text, (void *)cp);
 }
 
 void scrub_checkpoint_remove_temporaries(const char *path)

@@ -50,13 +50,17 @@ static void pi_job_close(struct pi_job *job)
  * waiting for a writer; it is cleared once the type is known. */
 static int open_file(const char *path, int flags, uint64_t *size)
 {
-	int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, 0644);
+	/* Changed in place (pi inject): never through another user's link. */
+	int fd = (flags & O_ACCMODE) != O_RDONLY ? safe_open_existing(path, flags | O_NONBLOCK)
+						 : open(path, flags | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	uint64_t bytes = 0;
 	int err = 0;
 
+	if ((flags & O_ACCMODE) == O_RDONLY && fd < 0)
+		fd = -errno;
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		/* A FIFO without a reader, opened for writing. */
 		return err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode) ? -ENOTBLK : err;
 	}

@@ -255,6 +255,22 @@ int safe_open_read(const char *path, size_t max, unsigned flags, struct stat *st
 	return fd;
 }
 
+int safe_open_existing(const char *path, int flags)
+{
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int dfd = safe_open_parent(path, name, sizeof(name));
+
+	if (dfd < 0)
+		return dfd;
+	int fd = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+		: S_ISLNK(st.st_mode) && !may_follow(dfd, &st) ? -ELOOP : openat(dfd, name, flags | O_CLOEXEC);
+	if (fd == -1)
+		fd = -errno;
+	close(dfd);
+	return fd;
+}
+
 struct capped {
 	int fd;
 	size_t left;

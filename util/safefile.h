@@ -70,6 +70,11 @@ int safe_open_read_at(int dirfd, const char *name, size_t max, unsigned flags, s
 FILE *safe_fopen_read(const char *path, size_t max, unsigned flags, struct stat *st);
 FILE *safe_fdopen_read(int fd, size_t max);
 
+/* Open an existing file named by the user to change it in place (open(2)
+ * flags): as open(), but a symbolic link on the way or at the end is
+ * followed only by the rule above (-ELOOP). */
+int safe_open_existing(const char *path, int flags);
+
 struct safe_output {
 	int fd;			/* write here */
 	int dirfd;		/* -1: written in place */

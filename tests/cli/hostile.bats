@@ -289,6 +289,20 @@ checkpoint_past_17() {
 	ictl pi verify out.dif
 }
 
+@test "pi inject through another user's link never changes the link's target" {
+	chmod 0600 clean.img
+	sum=$(sha256sum <clean.img)
+	as_user ln -s "$base/clean.img" shared/x.img
+	run --separate-stderr ictl pi inject --block 1 --tag guard shared/x.img
+	assert_failure 3
+	[[ "$stderr" == *"shared/x.img: cannot open: a symbolic link that is not followed"* ]]
+	[ "$(sha256sum <clean.img)" = "$sum" ]
+	# Root's own link is followed.
+	ln -s clean.img mine.img
+	ictl -q pi inject --block 1 --tag guard mine.img
+	[ "$(sha256sum <clean.img)" != "$sum" ]
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {

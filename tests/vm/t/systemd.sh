@@ -221,11 +221,13 @@ EOF
 	else echo "FAIL - neither unit scrubbed the disk"; VM_HOST_FAILS=$((VM_HOST_FAILS + 1)); fi
 }
 
-# Under the unit's sandbox, the metrics directory shared with a group (as
-# node_exporter setups have it) and a user of that group: a metrics file
-# planted as a link to the disk fails the unit with status 3 and leaves the
-# disk as it was; a checkpoint the user owns is never resumed from; the
-# unit still writes its state and metrics, root's own again.
+# Under the unit's sandbox, metrics sent by a drop-in to node_exporter's
+# textfile directory, shared with a group, and a user of that group: a
+# metrics file planted as a link to the disk fails the unit with status 3
+# and leaves the disk as it was; a checkpoint the user owns is never resumed
+# from; the unit still writes its state and metrics, root's own again.
+# (The unit's own metrics directory is a StateDirectory=, which systemd
+# gives back to root, links and all, at every start.)
 test_hostile() {
 	sd_only_612
 	local img VM_TIMEOUT="$(sd_timeout)"
@@ -237,20 +239,31 @@ dev=$(sd_by_id hs) || { vm_fail "no /dev/disk/by-id link for $d"; exit; }
 inst=$(systemd-escape --path "$dev")
 svc=integrity-scrub@$inst.service
 evil() { setpriv --reuid=4242 --regid=4242 --clear-groups -- "$@"; }
+# Metrics into node_exporter's textfile directory, writable by its group, as
+# the man page shows: a drop-in with the directory and ReadWritePaths=.
+tf=/var/lib/prometheus/node-exporter
+mkdir -p "$tf" && chgrp 4242 "$tf" && chmod 2775 "$tf"
+mkdir -p "/run/systemd/system/$svc.d"
+cmd=$(sed -n 's/^ExecStart=//p' "$SD_UNITDIR/integrity-scrub@.service" | tail -n 1)
+printf '[Service]\nExecStart=\nExecStart=%s\nReadWritePaths=%s\n' \
+	"$(echo "$cmd" | sed "s|--metrics-dir=[^ ]*|--metrics-dir=$tf|")" "$tf" >"/run/systemd/system/$svc.d/textfile.conf"
+systemctl daemon-reload
 sd_run 300 "$svc"
 expect_eq "clean run: exit status" "$(sd_prop "$svc" ExecMainStatus)" 0
-prom=$(cd "$SD_METRICS" && ls integrityctl_scrub_*.prom)
-[ -n "$prom" ] || { vm_fail "no metrics file"; exit; }
-chgrp 4242 "$SD_METRICS" && chmod 2775 "$SD_METRICS"
-rm "$SD_METRICS/$prom"
-evil ln -s "/dev/$d" "$SD_METRICS/$prom"
+prom=$(cd "$tf" && ls integrityctl_scrub_*.prom)
+[ -n "$prom" ] || { vm_fail "no metrics file in $tf"; exit; }
+expect_eq "the textfile is root's, a regular file" "$(stat -c '%u %F' "$tf/$prom")" "0 regular file"
+rm "$tf/$prom"
+evil ln -s "/dev/$d" "$tf/$prom"
 before=$(head -c 1048576 "/dev/$d" | sha256sum)
 sd_run 300 "$svc"
 expect_eq "planted link: exit status 3" "$(sd_prop "$svc" ExecMainStatus)" 3
 expect_eq "planted link: the disk untouched" "$(head -c 1048576 "/dev/$d" | sha256sum)" "$before"
-expect_eq "planted link: left for the administrator" "$(readlink "$SD_METRICS/$prom")" "/dev/$d"
+expect_eq "planted link: left for the administrator" "$(readlink "$tf/$prom")" "/dev/$d"
+expect_eq "planted link: still the user's" "$(stat -c %u "$tf/$prom")" 4242
 sd_journal_json linklog "_SYSTEMD_UNIT=$svc"
-rm "$SD_METRICS/$prom"
+rm "$tf/$prom"
+sd_drop_dropins "$svc"
 
 # A stopped scrub's checkpoint, then handed to the user.
 sd_rate_dropin "$svc" 2M

@@ -22,6 +22,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "owners_xfs.h"
 #include "util/strv.h"
 
 static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
@@ -48,36 +49,6 @@ static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
 #define FSMAP_OWN_FREE FMR_OWNER(0, 1)
 #define FSMAP_OWN_UNKNOWN FMR_OWNER(0, 2)
 #define FSMAP_OWN_INODES FMR_OWNER('X', 5)
-
-/* XFS geometry from its superblock, for inode numbers of inode chunks. */
-struct xfs_geo {
-	uint32_t blocksize, agblocks;
-	uint8_t inopblog, agblklog;
-	bool ok;
-};
-
-static void xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
-{
-	uint8_t sb[512];
-	_cleanup_close_ int fd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	memset(g, 0, sizeof(*g));
-	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
-		return;
-	g->blocksize = get_be32(sb + 4);
-	g->agblocks = get_be32(sb + 84);
-	g->inopblog = sb[123];
-	g->agblklog = sb[124];
-	g->ok = g->blocksize && g->agblocks && g->agblklog < 32 && g->inopblog < 16;
-}
-
-static uint64_t xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
-{
-	uint64_t bno = byte / g->blocksize, agno = bno / g->agblocks, agbno = bno % g->agblocks;
-	uint64_t in_block = (byte % g->blocksize) >> (__builtin_ctz(g->blocksize) - g->inopblog);
-
-	return agno << (g->agblklog + g->inopblog) | agbno << g->inopblog | in_block;
-}
 
 struct fsmap_ctx {
 	struct integrity_owners *o;
@@ -113,8 +84,8 @@ static int fsmap_record(struct fsmap_ctx *c, const struct piece *p, const struct
 	owners_span(&ow, p, s, e);
 	if (m->fmr_owner == FSMAP_OWN_INODES) {
 		if (c->xfs.ok) {
-			ow.first_inode = xfs_ino_at(&c->xfs, s);
-			ow.last_inode = xfs_ino_at(&c->xfs, e - 1);
+			ow.first_inode = owners_xfs_ino_at(&c->xfs, s);
+			ow.last_inode = owners_xfs_ino_at(&c->xfs, e - 1);
 		} else if (c->e2) {
 			uint64_t bs = c->e2->blocksize;
 			const char *what;
@@ -195,6 +166,7 @@ struct walk {
 	struct fs_entry *fs;
 	struct want_set *ws;
 	bool fiemap;			/* map every file's extents */
+	bool xfs;			/* directories through the bmap ioctl */
 	uint64_t *inodes;		/* wanted by rmap: their paths, sorted */
 	size_t ninodes;
 	struct strv *inode_paths;	/* per wanted inode */
@@ -237,38 +209,45 @@ static int hit_push(struct walk *wk, const struct hit *h)
 	return 0;
 }
 
+/* The wanted bytes in one extent of a file: hits, for its paths. */
+static int extent_hits(struct walk *wk, uint64_t logical, uint64_t a, uint64_t b, unsigned flags, size_t *nfound)
+{
+	for (size_t k = owners_want_first(wk->ws, a); k < wk->ws->n && wk->ws->v[k].start < b; k++) {
+		struct want *w = &wk->ws->v[k];
+		uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+		if (s >= e || w->inode)
+			continue;
+		struct hit h = { .w = w, .s = s, .e = e, .file_offset = logical + (s - a), .flags = flags };
+		int r = hit_push(wk, &h);
+		if (r < 0)
+			return r;
+		(*nfound)++;
+	}
+	return 0;
+}
+
 /* FIEMAP of one open file: the wanted bytes in its extents. */
 static int map_file(struct walk *wk, int fd, size_t *nfound)
 {
 	struct fiemap *fm = wk->fm;
 	uint64_t start = 0;
 
-	*nfound = 0;
 	for (;;) {
 		memset(fm, 0, sizeof(*fm));
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_extent_count = FIEMAP_N;
 		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
-			return 0;	/* not mappable (a directory on some file systems) */
+			return -errno;
 		if (!fm->fm_mapped_extents)
 			return 0;
 		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
 			const struct fiemap_extent *x = &fm->fm_extents[i];
 			if (!(x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))) {
-				uint64_t a = x->fe_physical, b = x->fe_physical + x->fe_length;
-				for (size_t k = owners_want_first(wk->ws, a); k < wk->ws->n && wk->ws->v[k].start < b; k++) {
-					struct want *w = &wk->ws->v[k];
-					uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
-					if (s >= e || w->inode)
-						continue;
-					struct hit h = { .w = w, .s = s, .e = e,
-							 .file_offset = x->fe_logical + (s - a), .flags = x->fe_flags };
-					int r = hit_push(wk, &h);
-					if (r < 0)
-						return r;
-					(*nfound)++;
-				}
+				int r = extent_hits(wk, x->fe_logical, x->fe_physical, x->fe_physical + x->fe_length,
+						    x->fe_flags, nfound);
+				if (r < 0)
+					return r;
 			}
 			if (x->fe_flags & FIEMAP_EXTENT_LAST)
 				return 0;
@@ -276,6 +255,39 @@ static int map_file(struct walk *wk, int fd, size_t *nfound)
 		const struct fiemap_extent *last = &fm->fm_extents[fm->fm_mapped_extents - 1];
 		start = last->fe_logical + last->fe_length;
 	}
+}
+
+struct bmap_ctx {
+	struct walk *wk;
+	size_t *nfound;
+};
+
+static int bmap_extent(void *ctx, const struct xfs_extent *x)
+{
+	struct bmap_ctx *c = ctx;
+	unsigned flags = (x->unwritten ? FIEMAP_EXTENT_UNWRITTEN : 0) | (x->shared ? FIEMAP_EXTENT_SHARED : 0);
+
+	return extent_hits(c->wk, x->logical, x->physical, x->physical + x->length, flags, c->nfound);
+}
+
+/* A file's extents: FIEMAP, or XFS's bmap ioctl where FIEMAP refuses
+ * (XFS directories).  A file neither maps has no hits. */
+static int map_extents(struct walk *wk, int fd, size_t *nfound)
+{
+	size_t first = wk->nhits;
+
+	*nfound = 0;
+	int r = map_file(wk, fd, nfound);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 && wk->xfs) {
+		wk->nhits = first;
+		*nfound = 0;
+		r = owners_xfs_bmap(fd, bmap_extent, &(struct bmap_ctx){ wk, nfound });
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
 }
 
 static int seen_cmp(const void *a, const void *b)
@@ -331,7 +343,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 	size_t first = wk->nhits, nfound = 0;
 	/* The same file as listed, not one put there since. */
 	if (fstat(fd, &st2) == 0 && st2.st_ino == st->st_ino && st2.st_dev == st->st_dev)
-		r = map_file(wk, fd, &nfound);
+		r = map_extents(wk, fd, &nfound);
 	else
 		r = 0;
 	close(fd);
@@ -572,7 +584,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		return 0;
 	}
 	if (!strcmp(fs->type, "xfs"))
-		xfs_geometry(fs, &c.xfs);
+		owners_xfs_geometry(fs, &c.xfs);
 	char why[512];
 	if (ext && owners_ext2_open(fs, &c.e2, why, sizeof(why)) < 0)
 		c.e2 = NULL;
@@ -591,7 +603,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		ext2fs_close_free(&c.e2);
 	if (r == 0)
 		r = owners_want_index(&ws);
-	struct walk wk = { .o = o, .fs = fs, .ws = &ws };
+	struct walk wk = { .o = o, .fs = fs, .ws = &ws, .xfs = !strcmp(fs->type, "xfs") };
 	for (size_t i = 0; r == 0 && i < ws.n; i++)
 		if (ws.v[i].inode)
 			wk.ninodes++;
@@ -634,6 +646,15 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else if (e == -ENOMEM)
 			r = e;
 	}
+	char unread[64] = "";
+	if (wk.unreadable)
+		snprintf(unread, sizeof(unread), "; %u directories could not be read", wk.unreadable);
+	/* XFS without a reverse map: the geometry and the inode chunks name
+	 * some of the rest. */
+	if (r == 0 && left && have_fsmap && c.xfs.ok) {
+		r = owners_xfs_metadata(o, fs, &c.xfs, rootfd, &ws, unread);
+		left = false;
+	}
 	for (size_t i = 0; r == 0 && left && i < ws.n; i++) {
 		const struct want *w = &ws.v[i];
 		char note[160];
@@ -644,9 +665,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else
 			snprintf(note, sizeof(note), "in no file's data: free space or metadata (%s cannot say which)",
 				 fs->type);
-		if (wk.unreadable)
-			snprintf(note + strlen(note), sizeof(note) - strlen(note),
-				 "; %u directories could not be read", wk.unreadable);
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s", unread);
 		r = owners_add_simple(o, fs, w->piece, w->start, w->end, INTEGRITY_OWNER_UNKNOWN, NULL, note);
 	}
 	walk_free(&wk);

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * XFS without the reverse-mapping btree: GETFSMAP tells free space from
+ * used space and nothing more.  What is in use and in no file's data is
+ * named here from what XFS does say: the geometry (allocation group
+ * headers, the internal log) and the inode chunks (XFS_IOC_FSINUMBERS).
+ * Directories are mapped with the bmap ioctl, as FIEMAP refuses them.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "owners_xfs.h"
+
+/* The few XFS ioctls used, as fs/xfs/libxfs/xfs_fs.h defines them (the
+ * kernel does not export that header, and xfslibs-dev is not needed for
+ * three structs). */
+struct xfs_getbmap {
+	int64_t bmv_offset, bmv_block, bmv_length;
+	int32_t bmv_count, bmv_entries;
+};
+
+struct xfs_getbmapx {
+	int64_t bmv_offset;		/* 512-byte units */
+	int64_t bmv_block;		/* 512-byte units; -1 a hole, -2 delayed */
+	int64_t bmv_length;
+	int32_t bmv_count, bmv_entries, bmv_iflags, bmv_oflags, bmv_unused1, bmv_unused2;
+};
+
+struct xfs_fsop_bulkreq {
+	uint64_t *lastip;
+	int32_t icount;
+	void *ubuffer;
+	int32_t *ocount;
+};
+
+struct xfs_inogrp {
+	uint64_t xi_startino;
+	int32_t xi_alloccount;
+	uint64_t xi_allocmask;
+};
+
+#define XFS_IOC_GETBMAPX _IOWR('X', 56, struct xfs_getbmap)
+#define XFS_IOC_FSINUMBERS _IOWR('X', 103, struct xfs_fsop_bulkreq)
+#define BMV_IF_PREALLOC 0x4
+#define BMV_IF_NO_HOLES 0x10
+#define BMV_OF_PREALLOC 0x1
+#define BMV_OF_LAST 0x4
+#define BMV_OF_SHARED 0x8
+#define XFS_INODES_PER_CHUNK 64
+
+static bool pow2_between(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+
+void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
+{
+	uint8_t sb[512];
+	_cleanup_close_ int fd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	memset(g, 0, sizeof(*g));
+	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
+		return;
+	g->blocksize = get_be32(sb + 4);
+	g->logstart = get_be64(sb + 48);
+	g->agblocks = get_be32(sb + 84);
+	g->agcount = get_be32(sb + 88);
+	g->logblocks = get_be32(sb + 96);
+	g->sectsize = get_be16(sb + 102);
+	g->inodesize = get_be16(sb + 104);
+	g->inopblog = sb[123];
+	g->agblklog = sb[124];
+	if ((get_be16(sb + 100) & 0xf) == 5) {
+		g->sparse = get_be32(sb + 216) & 0x2;	/* XFS_SB_FEAT_INCOMPAT_SPINODES */
+		g->spino_align = get_be32(sb + 228);
+	}
+	/* Never trusted further than it checks out: a damaged superblock
+	 * names nothing. */
+	g->ok = pow2_between(g->blocksize, 512, 65536) && pow2_between(g->sectsize, 512, g->blocksize) &&
+		pow2_between(g->inodesize, 256, 2048) && g->inodesize <= g->blocksize &&
+		g->blocksize / g->inodesize == 1u << g->inopblog && g->agblklog < 32 && g->agblocks &&
+		g->agblocks <= 1ull << g->agblklog && g->agcount;
+}
+
+uint64_t owners_xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
+{
+	uint64_t bno = byte / g->blocksize, agno = bno / g->agblocks, agbno = bno % g->agblocks;
+	uint64_t in_block = (byte % g->blocksize) >> (__builtin_ctz(g->blocksize) - g->inopblog);
+
+	return agno << (g->agblklog + g->inopblog) | agbno << g->inopblog | in_block;
+}
+
+/* The byte where inode ino's record starts; false for a number that is
+ * not in the file system. */
+static bool ino_byte(const struct xfs_geo *g, uint64_t ino, uint64_t *byte)
+{
+	uint64_t agno = ino >> (g->agblklog + g->inopblog);
+	uint64_t agbno = (ino >> g->inopblog) & ((1ull << g->agblklog) - 1);
+	uint64_t slot = ino & ((1ull << g->inopblog) - 1);
+
+	if (agno >= g->agcount || agbno >= g->agblocks)
+		return false;
+	*byte = (agno * g->agblocks + agbno) * g->blocksize + slot * g->inodesize;
+	return true;
+}
+
+int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), void *ctx)
+{
+	enum { N = 128 };
+	_cleanup_free_ struct xfs_getbmapx *b = calloc(N + 1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b[0].bmv_length = -1;
+	b[0].bmv_count = N + 1;
+	b[0].bmv_iflags = BMV_IF_PREALLOC | BMV_IF_NO_HOLES;
+	for (;;) {
+		if (ioctl(fd, XFS_IOC_GETBMAPX, b) < 0)
+			return -errno;
+		if (b[0].bmv_entries <= 0)
+			return 0;
+		for (int i = 1; i <= b[0].bmv_entries && i <= N; i++) {
+			const struct xfs_getbmapx *m = &b[i];
+			if (m->bmv_block >= 0 && m->bmv_length > 0) {
+				struct xfs_extent x = { .logical = (uint64_t)m->bmv_offset * 512,
+							.physical = (uint64_t)m->bmv_block * 512,
+							.length = (uint64_t)m->bmv_length * 512,
+							.unwritten = m->bmv_oflags & BMV_OF_PREALLOC,
+							.shared = m->bmv_oflags & BMV_OF_SHARED };
+				int r = fn(ctx, &x);
+				if (r < 0)
+					return r;
+			}
+			if (m->bmv_oflags & BMV_OF_LAST)
+				return 0;
+		}
+		/* The kernel moved the header past what it returned. */
+		if (b[0].bmv_length <= 0)
+			return 0;
+	}
+}
+
+/* ------------------------------------------------------------------ metadata without a reverse map */
+
+struct span {
+	uint64_t start, end;
+	const char *metadata;		/* NULL: free inodes, or a sparse chunk's hole */
+	bool inodes;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+	const struct want_set *left;	/* sorted, indexed: only spans that touch these */
+};
+
+static int span_add(struct spans *s, uint64_t start, uint64_t end, const char *metadata, bool inodes)
+{
+	size_t k = owners_want_first(s->left, start);
+
+	if (start >= end || k >= s->left->n || s->left->v[k].start >= end)
+		return 0;
+	if (GREEDY_REALLOC(s->v, s->cap, s->n + 1) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = (struct span){ start, end, metadata, inodes };
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Each allocation group starts with its superblock, AGF, AGI and AGFL, a
+ * sector each, in the blocks up to the AGFL's; the internal log is where
+ * the superblock says. */
+static int fixed_spans(struct spans *s, const struct xfs_geo *g)
+{
+	uint64_t bs = g->blocksize, head = (3ull * g->sectsize / bs + 1) * bs;
+	int r = 0;
+
+	for (uint64_t ag = 0; ag < g->agcount && r == 0; ag++)
+		r = span_add(s, ag * g->agblocks * bs, ag * g->agblocks * bs + head,
+			     "superblock and allocation group headers", false);
+	if (r == 0 && g->logstart && g->logblocks) {
+		uint64_t agno = g->logstart >> g->agblklog, agbno = g->logstart & ((1ull << g->agblklog) - 1);
+		if (agno < g->agcount && agbno + g->logblocks <= g->agblocks)
+			r = span_add(s, (agno * g->agblocks + agbno) * bs,
+				     (agno * g->agblocks + agbno + g->logblocks) * bs, "log", false);
+	}
+	return r;
+}
+
+/* One inode chunk, in parts of the size sparse chunks are allocated in: a
+ * part with an inode in use is surely inodes; with none, on a file system
+ * with sparse chunks, it may be a hole the chunk never had. */
+static int chunk_spans(struct spans *s, const struct xfs_geo *g, const struct xfs_inogrp *c)
+{
+	unsigned per = XFS_INODES_PER_CHUNK;
+	int r = 0;
+
+	if (g->sparse) {
+		uint64_t part = (uint64_t)(g->spino_align ? g->spino_align : 1) * g->blocksize / g->inodesize;
+		per = part && part < XFS_INODES_PER_CHUNK ? (unsigned)part : XFS_INODES_PER_CHUNK;
+	}
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && r == 0; i += per) {
+		uint64_t a, b;
+		uint64_t mask = per == 64 ? UINT64_MAX : ((1ull << per) - 1) << i;
+		if (!ino_byte(g, c->xi_startino + i, &a) || !ino_byte(g, c->xi_startino + i + per - 1, &b) || b < a)
+			continue;
+		bool sure = !g->sparse || (c->xi_allocmask & mask);
+		r = span_add(s, a, b + g->inodesize, sure ? "inode table" : NULL, true);
+	}
+	return r;
+}
+
+static int chunk_spans_all(struct spans *s, const struct xfs_geo *g, int rootfd)
+{
+	enum { N = 256 };
+	_cleanup_free_ struct xfs_inogrp *buf = calloc(N, sizeof(*buf));
+	uint64_t last = 0;
+	int32_t count = 0;
+	struct xfs_fsop_bulkreq req = { .lastip = &last, .icount = N, .ubuffer = buf, .ocount = &count };
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
+	while (r == 0 && ioctl(rootfd, XFS_IOC_FSINUMBERS, &req) == 0 && count > 0)
+		for (int32_t i = 0; i < count && i < N && r == 0; i++)
+			r = chunk_spans(s, g, &buf[i]);
+	return r;
+}
+
+static int add_span_owner(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
+			  const struct want *w, uint64_t s, uint64_t e, const struct span *sp)
+{
+	struct integrity_owner ow = { .kind = INTEGRITY_OWNER_METADATA, .fs = &fs->pub, .metadata = sp->metadata };
+
+	if (!sp->metadata) {
+		ow.kind = INTEGRITY_OWNER_UNKNOWN;
+		ow.note = "in use, in an inode chunk where no inode is in use: free inodes, "
+			  "or other metadata in a hole of a sparse inode chunk";
+	}
+	owners_span(&ow, w->piece, s, e);
+	if (sp->inodes) {
+		ow.first_inode = owners_xfs_ino_at(g, s);
+		ow.last_inode = owners_xfs_ino_at(g, e - 1);
+	}
+	return owners_add(o, w->piece->range, &ow);
+}
+
+static int add_rest(struct integrity_owners *o, const struct fs_entry *fs, const struct want *w, uint64_t s,
+		    uint64_t e, const char *extra_note)
+{
+	char note[320];
+
+	if (s >= e)
+		return 0;
+	snprintf(note, sizeof(note),
+		 "in use, in no file's data or directory: XFS btrees, extent maps, extended attributes or "
+		 "symlinks, or a file deleted while open (without the reverse-mapping btree XFS cannot say "
+		 "which)%s",
+		 extra_note ? extra_note : "");
+	return owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_UNKNOWN, NULL, note);
+}
+
+int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
+			int rootfd, struct want_set *ws, const char *extra_note)
+{
+	struct want_set left = { 0 };
+	struct spans sp = { .left = &left };
+	int r = 0;
+
+	for (size_t i = 0; i < ws->n && r == 0; i++)
+		if (!ws->v[i].found)
+			r = owners_want_add(&left, &ws->v[i]);
+	if (r == 0)
+		r = owners_want_index(&left);
+	if (r == 0 && g->ok)
+		r = fixed_spans(&sp, g);
+	if (r == 0 && g->ok)
+		r = chunk_spans_all(&sp, g, rootfd);
+	if (r == 0 && sp.n)
+		qsort(sp.v, sp.n, sizeof(*sp.v), span_cmp);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		struct want *w = &ws->v[i];
+		if (w->found)
+			continue;
+		uint64_t at = w->start;
+		/* Spans do not overlap on a sound file system; clipped if they do. */
+		for (size_t k = 0; k < sp.n && r == 0 && at < w->end; k++) {
+			const struct span *x = &sp.v[k];
+			if (x->end <= at || x->start >= w->end)
+				continue;
+			r = add_rest(o, fs, w, at, x->start, extra_note);
+			uint64_t s = x->start > at ? x->start : at, e = x->end < w->end ? x->end : w->end;
+			if (r == 0)
+				r = add_span_owner(o, fs, g, w, s, e, x);
+			at = e;
+		}
+		if (r == 0)
+			r = add_rest(o, fs, w, at, w->end, extra_note);
+		w->found = true;
+	}
+	free(sp.v);
+	owners_want_free(&left);
+	return r;
+}

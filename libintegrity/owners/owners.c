@@ -4,8 +4,9 @@
  * offset in it, a kind of file-system metadata, or free space.
  *
  * All ranges are resolved together: each file system is visited once, and
- * a mounted one's tree is walked once (FIEMAP on each file) whatever the
- * number of ranges.  Mounted file systems are found by device number in
+ * a mounted one's tree is walked once whatever the number of ranges
+ * (FIEMAP on the files that may hold them, or on each file when the file
+ * system cannot say which).  Mounted file systems are found by device number in
  * /proc/self/mountinfo and asked with FS_IOC_GETFSMAP first (free space,
  * metadata; on XFS with the reverse-mapping btree, the owning inode and
  * offset); unmounted ext2/3/4 are read with libext2fs, as debugfs's icheck

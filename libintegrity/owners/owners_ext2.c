@@ -511,6 +511,119 @@ static char *e2_mounted_path(const struct fs_entry *fs, const char *path, bool *
 	return out;
 }
 
+/* ------------------------------------------------------------------ candidates on a mounted ext4 */
+
+struct e2_cands {
+	const struct want_set *ws;
+	uint64_t *v;
+	size_t n, cap;
+	bool hit;			/* the current inode touches a want */
+};
+
+/* Whether file-system blocks [blk, blk + len) touch a want that has no
+ * inode yet. */
+static bool e2_touches(ext2_filsys e2, const struct want_set *ws, uint64_t blk, uint64_t len)
+{
+	uint64_t a = blk * e2->blocksize, b = (blk + len) * e2->blocksize;
+
+	for (size_t k = owners_want_first(ws, a); k < ws->n && ws->v[k].start < b; k++)
+		if (!ws->v[k].inode && ws->v[k].end > a)
+			return true;
+	return false;
+}
+
+static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
+			 _unused_ int ref_offset, void *data)
+{
+	struct e2_cands *c = data;
+
+	if (blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) {
+		c->hit = true;
+		return BLOCK_ABORT;
+	}
+	return 0;
+}
+
+/* The extents in the inode itself (a tree of depth 0), read directly: most
+ * files, and far cheaper than iterating their blocks.  -1 when the inode
+ * holds a deeper tree. */
+static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, const struct want_set *ws)
+{
+	const uint8_t *p = (const uint8_t *)inode->i_block;
+	uint16_t magic = (uint16_t)(p[0] | p[1] << 8), entries = (uint16_t)(p[2] | p[3] << 8);
+	uint16_t depth = (uint16_t)(p[6] | p[7] << 8);
+
+	if (magic != 0xF30A || depth != 0 || entries > 4)
+		return -1;
+	for (unsigned i = 0; i < entries; i++) {
+		const uint8_t *x = p + 12 + 12 * i;
+		uint32_t len = (uint32_t)(x[4] | x[5] << 8);
+		uint64_t start = (uint64_t)(x[6] | x[7] << 8) << 32 |
+				 (uint32_t)(x[8] | x[9] << 8 | x[10] << 16 | (uint32_t)x[11] << 24);
+		if (len > 32768)
+			len -= 32768;	/* unwritten */
+		if (e2_touches(e2, ws, start, len))
+			return 1;
+	}
+	return 0;
+}
+
+/* The inodes on a mounted ext2/3/4 whose data may be in the wants that
+ * GETFSMAP left without an owner: read from the device, as icheck does,
+ * to tell the walk which files to map instead of mapping them all.  The
+ * kernel's FIEMAP of those files has the last word.  ws is indexed. */
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout)
+{
+	struct e2_cands c = { .ws = ws };
+	ext2_inode_scan is;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	int r = 0;
+
+	*out = NULL;
+	*nout = 0;
+	/* Large reads of the inode tables; unused tails of groups skipped. */
+	if (ext2fs_open_inode_scan(e2, 256, &is))
+		return -EIO;
+	ext2fs_inode_scan_flags(is, EXT2_SF_DO_LAZY | EXT2_SF_SKIP_MISSING_ITABLE, 0);
+	for (;;) {
+		errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
+		if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+			continue;
+		if (e) {
+			r = -EIO;
+			break;
+		}
+		if (!ino)
+			break;
+		if (!inode.i_links_count || !ext2fs_inode_has_valid_blocks2(e2, &inode) ||
+		    (inode.i_flags & EXT4_INLINE_DATA_FL))
+			continue;
+		int in = (inode.i_flags & EXT4_EXTENTS_FL) ? e2_inline_extents(e2, &inode, ws) : -1;
+		if (in < 0) {
+			c.hit = false;
+			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
+					      &c);
+			in = c.hit;
+		}
+		if (in > 0) {
+			if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			c.v[c.n++] = ino;
+		}
+	}
+	ext2fs_close_inode_scan(is);
+	if (r < 0) {
+		free(c.v);
+		return r;
+	}
+	*out = c.v;
+	*nout = c.n;
+	return 0;
+}
+
 /* The wants that are still open, for an ext2/3/4 file system read with
  * libext2fs (unmounted, or what a mounted one's kernel would not say).
  * mounted: free space is already told (GETFSMAP), do not read the bitmap

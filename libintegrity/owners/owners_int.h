@@ -70,6 +70,7 @@ int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, siz
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);
 int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group);
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout);
 int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted,
 			char *why, size_t whylen);
 int owners_ext2_resolve_unmounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,

@@ -167,6 +167,9 @@ struct walk {
 	struct want_set *ws;
 	bool fiemap;			/* map every file's extents */
 	bool xfs;			/* directories through the bmap ioctl */
+	bool only_cands;		/* map only the inodes in cands (sorted) */
+	uint64_t *cands;
+	size_t ncands;
 	uint64_t *inodes;		/* wanted by rmap: their paths, sorted */
 	size_t ninodes;
 	struct strv *inode_paths;	/* per wanted inode */
@@ -304,6 +307,11 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static bool has_ino(const uint64_t *v, size_t n, uint64_t ino)
+{
+	return n && bsearch(&ino, v, n, sizeof(*v), u64_cmp);
+}
+
 /* A file of the tree: its path recorded when rmap wanted its inode, its
  * extents mapped (once per inode) when the walk maps files. */
 static int visit(struct walk *wk, int dirfd, const char *name, const char *path, const struct stat *st)
@@ -319,7 +327,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 			return -ENOMEM;
 		wk->inode_dir[i] = is_dir;
 	}
-	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir))
+	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir) || (wk->only_cands && !has_ino(wk->cands, wk->ncands, st->st_ino)))
 		return 0;
 	/* A hard link seen before: its hits again, under this path. */
 	struct seen_inode key = { .ino = st->st_ino };
@@ -408,6 +416,11 @@ static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigne
 		size_t nl = strlen(de->d_name);
 		if (plen + 1 + nl >= PATH_MAX * 4)
 			continue;
+		/* Only known inodes wanted: readdir's inode number and type are
+		 * enough to pass over every other file unopened. */
+		if ((!wk->fiemap || wk->only_cands) && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
+		    !has_ino(wk->inodes, wk->ninodes, de->d_ino) && !has_ino(wk->cands, wk->ncands, de->d_ino))
+			continue;
 		struct stat st;
 		if (walk_stat(wk, dirfd, de->d_name, &st) < 0)
 			continue;
@@ -469,6 +482,7 @@ static void walk_free(struct walk *wk)
 	free(wk->inode_paths);
 	free(wk->inode_dir);
 	free(wk->inodes);
+	free(wk->cands);
 	free(wk->seen);
 	free(wk->hits);
 	free(wk->fm);
@@ -599,8 +613,6 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 								 .end = pieces[i].fs_off + pieces[i].len,
 								 .piece = &pieces[i] });
 	}
-	if (c.e2)
-		ext2fs_close_free(&c.e2);
 	if (r == 0)
 		r = owners_want_index(&ws);
 	struct walk wk = { .o = o, .fs = fs, .ws = &ws, .xfs = !strcmp(fs->type, "xfs") };
@@ -609,6 +621,13 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			wk.ninodes++;
 		else
 			wk.fiemap = true;
+	/* ext2/3/4: the device's inodes say which files may hold the wants,
+	 * and only those are mapped; all of them when that cannot be read. */
+	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
+	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands) == 0)
+		wk.only_cands = true;
+	if (c.e2)
+		ext2fs_close_free(&c.e2);
 	if (r == 0 && wk.ninodes) {
 		wk.inodes = calloc(wk.ninodes, sizeof(*wk.inodes));
 		wk.inode_paths = calloc(wk.ninodes, sizeof(*wk.inode_paths));
@@ -628,7 +647,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			wk.ninodes = u;
 		}
 	}
-	if (r == 0 && (wk.fiemap || wk.ninodes))
+	if (r == 0 && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)
 		r = rmap_owners(&wk);

@@ -628,6 +628,17 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		wk.only_cands = true;
 	if (c.e2)
 		ext2fs_close_free(&c.e2);
+	/* XFS without a reverse map: the owners' inodes from bulkstat and the
+	 * bmap ioctl, and then only their paths from the walk. */
+	int found = r == 0 && wk.fiemap && have_fsmap && c.xfs.ok ? owners_xfs_find(&c.xfs, rootfd, &ws) : -1;
+	if (found == -ENOMEM)
+		r = found;
+	if (found == 0) {
+		wk.fiemap = false;
+		wk.ninodes = 0;
+		for (size_t i = 0; i < ws.n; i++)
+			wk.ninodes += ws.v[i].inode != 0;
+	}
 	if (r == 0 && wk.ninodes) {
 		wk.inodes = calloc(wk.ninodes, sizeof(*wk.inodes));
 		wk.inode_paths = calloc(wk.ninodes, sizeof(*wk.inode_paths));

@@ -9,10 +9,12 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <linux/fsmap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -46,7 +48,34 @@ struct xfs_inogrp {
 	uint64_t xi_allocmask;
 };
 
+/* struct xfs_bulkstat: the fields read, at their offsets in its 192 bytes. */
+struct xfs_bulkstat {
+	uint64_t bs_ino, bs_size, bs_blocks, bs_xflags;
+	int64_t bs_atime, bs_mtime, bs_ctime, bs_btime;
+	uint32_t bs_gen, bs_uid, bs_gid, bs_projectid;
+	uint32_t bs_atime_nsec, bs_mtime_nsec, bs_ctime_nsec, bs_btime_nsec;
+	uint32_t bs_blksize, bs_rdev, bs_cowextsize_blks, bs_extsize_blks;
+	uint32_t bs_nlink, bs_extents, bs_aextents;
+	uint16_t bs_version, bs_forkoff, bs_sick, bs_checked, bs_mode, bs_pad2;
+	uint64_t bs_extents64;
+	uint64_t bs_pad[6];
+};
+
+struct xfs_bulk_ireq {
+	uint64_t ino;
+	uint32_t flags, icount, ocount, agno;
+	uint64_t reserved[5];
+};
+
+struct xfs_bulkstat_req {
+	struct xfs_bulk_ireq hdr;
+	struct xfs_bulkstat bulkstat[];
+};
+
 #define XFS_IOC_GETBMAPX _IOWR('X', 56, struct xfs_getbmap)
+#define XFS_IOC_BULKSTAT _IOR('X', 127, struct xfs_bulkstat_req)
+/* An XFS file handle: inode number and generation (struct xfs_fid64). */
+#define XFS_FILEID_INO64_GEN 0x81
 #define XFS_IOC_FSINUMBERS _IOWR('X', 103, struct xfs_fsop_bulkreq)
 #define BMV_IF_PREALLOC 0x4
 #define BMV_IF_NO_HOLES 0x10
@@ -223,7 +252,9 @@ static int chunk_spans(struct spans *s, const struct xfs_geo *g, const struct xf
 	return r;
 }
 
-static int chunk_spans_all(struct spans *s, const struct xfs_geo *g, int rootfd)
+/* Every inode chunk of the file system, in inode order, to fn: -errno
+ * when XFS will not list them (no privilege). */
+static int each_chunk(int rootfd, int (*fn)(void *ctx, const struct xfs_inogrp *c), void *ctx)
 {
 	enum { N = 256 };
 	_cleanup_free_ struct xfs_inogrp *buf = calloc(N, sizeof(*buf));
@@ -234,11 +265,27 @@ static int chunk_spans_all(struct spans *s, const struct xfs_geo *g, int rootfd)
 
 	if (!buf)
 		return -ENOMEM;
-	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
-	while (r == 0 && ioctl(rootfd, XFS_IOC_FSINUMBERS, &req) == 0 && count > 0)
-		for (int32_t i = 0; i < count && i < N && r == 0; i++)
-			r = chunk_spans(s, g, &buf[i]);
-	return r;
+	for (;;) {
+		if (ioctl(rootfd, XFS_IOC_FSINUMBERS, &req) < 0)
+			return -errno;
+		if (count <= 0)
+			return 0;
+		for (int32_t i = 0; i < count && i < N; i++)
+			if ((r = fn(ctx, &buf[i])) < 0)
+				return r;
+	}
+}
+
+struct chunk_spans_ctx {
+	struct spans *s;
+	const struct xfs_geo *g;
+};
+
+static int chunk_spans_one(void *ctx, const struct xfs_inogrp *c)
+{
+	struct chunk_spans_ctx *x = ctx;
+
+	return chunk_spans(x->s, x->g, c);
 }
 
 static int add_span_owner(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
@@ -288,8 +335,9 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 		r = owners_want_index(&left);
 	if (r == 0 && g->ok)
 		r = fixed_spans(&sp, g);
-	if (r == 0 && g->ok)
-		r = chunk_spans_all(&sp, g, rootfd);
+	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
+	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ &sp, g }) == -ENOMEM)
+		r = -ENOMEM;
 	if (r == 0 && sp.n)
 		qsort(sp.v, sp.n, sizeof(*sp.v), span_cmp);
 	for (size_t i = 0; i < ws->n && r == 0; i++) {
@@ -314,5 +362,206 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 	}
 	free(sp.v);
 	owners_want_free(&left);
+	return r;
+}
+
+/* ------------------------------------------------------------------ owners without a reverse map */
+
+struct chunk {
+	uint64_t startino, distance;
+};
+
+struct finder {
+	const struct xfs_geo *g;
+	struct want_set *ws;		/* indexed */
+	uint64_t *left;			/* per want: bytes no unshared extent has covered yet */
+	size_t open;			/* wants with bytes left */
+	struct want_set found;		/* extents in wants, with their inode */
+	uint64_t ino;
+};
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	return x->distance < y->distance ? -1 : x->distance > y->distance;
+}
+
+static int find_extent(void *ctx, const struct xfs_extent *x)
+{
+	struct finder *f = ctx;
+	uint64_t a = x->physical, b = x->physical + x->length;
+
+	for (size_t k = owners_want_first(f->ws, a); k < f->ws->n && f->ws->v[k].start < b; k++) {
+		const struct want *w = &f->ws->v[k];
+		uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+		if (s >= e || w->inode || w->found)
+			continue;
+		struct want part = { .start = s, .end = e, .piece = w->piece, .inode = f->ino,
+				     .file_offset = x->logical + (s - a),
+				     .flags = (x->shared ? FMR_OF_SHARED : 0) | (x->unwritten ? FMR_OF_PREALLOC : 0) };
+		if (owners_want_add(&f->found, &part) < 0)
+			return -ENOMEM;
+		if (!x->shared && f->left[k]) {
+			f->left[k] = f->left[k] > e - s ? f->left[k] - (e - s) : 0;
+			if (!f->left[k])
+				f->open--;
+		}
+	}
+	return 0;
+}
+
+/* The extents of one inode, opened by its handle. */
+static int find_in_inode(struct finder *f, int rootfd, const struct xfs_bulkstat *b)
+{
+	union {
+		struct file_handle fh;
+		unsigned char bytes[sizeof(struct file_handle) + 12];
+	} h;
+	bool dir = S_ISDIR(b->bs_mode);
+
+	if (!(S_ISREG(b->bs_mode) || dir) || !b->bs_blocks)
+		return 0;
+	h.fh.handle_bytes = 12;
+	h.fh.handle_type = XFS_FILEID_INO64_GEN;
+	memcpy(h.fh.f_handle, &b->bs_ino, 8);
+	memcpy(h.fh.f_handle + 8, &b->bs_gen, 4);
+	int fd = open_by_handle_at(rootfd, &h.fh,
+				   O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : O_NOATIME));
+	if (fd < 0)
+		return errno == ESTALE || errno == ENOENT ? 0 : -errno;	/* gone since */
+	f->ino = b->bs_ino;
+	int r = owners_xfs_bmap(fd, find_extent, f);
+	close(fd);
+	return r == -ENOMEM ? r : 0;
+}
+
+static uint64_t chunk_distance(const struct want_set *ws, uint64_t byte)
+{
+	size_t k = owners_want_first(ws, byte);
+	uint64_t d = UINT64_MAX;
+
+	/* The nearest want after it, and the one before. */
+	if (k < ws->n)
+		d = ws->v[k].start > byte ? ws->v[k].start - byte : 0;
+	if (k > 0 && byte - ws->v[k - 1].end < d)
+		d = byte >= ws->v[k - 1].end ? byte - ws->v[k - 1].end : 0;
+	return d;
+}
+
+struct chunk_list {
+	const struct xfs_geo *g;
+	const struct want_set *ws;
+	struct chunk *v;
+	size_t n, cap;
+};
+
+static int chunk_list_add(void *ctx, const struct xfs_inogrp *c)
+{
+	struct chunk_list *l = ctx;
+	uint64_t byte;
+
+	if (!ino_byte(l->g, c->xi_startino, &byte))
+		return 0;
+	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
+	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte) };
+	return 0;
+}
+
+static int find_in_chunk(struct finder *f, int rootfd, struct xfs_bulkstat_req *req, uint64_t startino)
+{
+	memset(&req->hdr, 0, sizeof(req->hdr));
+	req->hdr.ino = startino;
+	req->hdr.icount = XFS_INODES_PER_CHUNK;
+	if (ioctl(rootfd, XFS_IOC_BULKSTAT, req) < 0)
+		return -errno;
+	for (uint32_t i = 0; i < req->hdr.ocount && i < XFS_INODES_PER_CHUNK && f->open; i++) {
+		const struct xfs_bulkstat *b = &req->bulkstat[i];
+		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
+		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
+			break;
+		int r = find_in_inode(f, rootfd, b);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Splits each want that extents were found in: the extents become wants
+ * with their inode, as a reverse map gives them; the bytes between them
+ * stay wants with none. */
+static int split_wants(struct want_set *ws, struct want_set *found)
+{
+	struct want_set out = { 0 };
+	int r = 0;
+
+	r = owners_want_index(found);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		const struct want *w = &ws->v[i];
+		if (w->inode || w->found) {
+			r = owners_want_add(&out, w);
+			continue;
+		}
+		uint64_t at = w->start;
+		for (size_t k = owners_want_first(found, w->start); k < found->n && found->v[k].start < w->end && r == 0;
+		     k++) {
+			const struct want *x = &found->v[k];
+			if (x->piece != w->piece || x->end <= w->start)
+				continue;
+			if (x->start > at)
+				r = owners_want_add(&out, &(struct want){ .start = at, .end = x->start, .piece = w->piece });
+			if (r == 0)
+				r = owners_want_add(&out, x);
+			if (x->end > at)
+				at = x->end;
+		}
+		if (r == 0 && at < w->end)
+			r = owners_want_add(&out, &(struct want){ .start = at, .end = w->end, .piece = w->piece });
+	}
+	if (r == 0)
+		r = owners_want_index(&out);
+	if (r < 0) {
+		owners_want_free(&out);
+		return r;
+	}
+	owners_want_free(ws);
+	*ws = out;
+	return 0;
+}
+
+int owners_xfs_find(const struct xfs_geo *g, int rootfd, struct want_set *ws)
+{
+	struct finder f = { .g = g, .ws = ws };
+	_cleanup_free_ struct chunk *chunks = NULL;
+	_cleanup_free_ struct xfs_bulkstat_req *req = NULL;
+	size_t nchunks = 0;
+	int r;
+
+	if (!g->ok)
+		return -EINVAL;
+	f.left = calloc(ws->n ? ws->n : 1, sizeof(*f.left));
+	req = calloc(1, sizeof(*req) + XFS_INODES_PER_CHUNK * sizeof(struct xfs_bulkstat));
+	if (!f.left || !req) {
+		free(f.left);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ws->n; i++)
+		if (!ws->v[i].inode && !ws->v[i].found) {
+			f.left[i] = ws->v[i].end - ws->v[i].start;
+			f.open++;
+		}
+	struct chunk_list l = { .g = g, .ws = ws };
+	r = each_chunk(rootfd, chunk_list_add, &l);
+	chunks = l.v;
+	nchunks = l.n;
+	if (r == 0 && nchunks)
+		qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
+	for (size_t i = 0; i < nchunks && f.open && r == 0; i++)
+		r = find_in_chunk(&f, rootfd, req, chunks[i].startino);
+	if (r == 0)
+		r = split_wants(ws, &f.found);
+	owners_want_free(&f.found);
+	free(f.left);
 	return r;
 }

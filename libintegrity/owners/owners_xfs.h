@@ -32,6 +32,15 @@ struct xfs_extent {
  * handed to fn; -errno when the file system has no bmap ioctl. */
 int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), void *ctx);
 
+/* The inodes whose data and directory blocks hold the wants that have no
+ * owner: each extent found becomes a want with its inode (as the reverse
+ * map would give it), the bytes between stay wants without.  Inodes near
+ * the wants are asked first, and the search stops once XFS says every
+ * wanted byte is in an extent no other file shares.  Needs
+ * CAP_SYS_ADMIN (bulkstat) and CAP_DAC_READ_SEARCH (handles): -errno
+ * without them. */
+int owners_xfs_find(const struct xfs_geo *g, int rootfd, struct want_set *ws);
+
 /* The wants still unfound, named where the geometry and the inode chunks
  * (XFS_IOC_FSINUMBERS) say what they are; the rest gets an honest note. */
 int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,

@@ -306,6 +306,19 @@ xfs_daddr() {
 	[[ "$(jq -r '.lbas[4].files[0].note' <<<"$output")" = "in use, in no file's data or directory: XFS btrees, "* ]]
 }
 
+@test "mounted XFS without rmap: a reflinked block names every file sharing it and every path" {
+	make_xfs 0
+	cp --reflink=always m/victim.bin m/copy.bin || skip "no reflink"
+	sync
+	lba=$(lba_of m/victim.bin 8192)
+	[ "$(lba_of m/copy.bin 8192)" = "$lba" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path] | sort' <<<"$output")" = \
+		"[\"$PWD/m/copy.bin\",\"$PWD/m/dir/link\",\"$PWD/m/victim.bin\"]" ] || { echo "$output"; false; }
+	[ "$(jq -c '[.lbas[0].files[] | .shared and .offset == 8192] | unique' <<<"$output")" = "[true]" ]
+}
+
 @test "a bind mount of the file system inside itself is not walked twice" {
 	make_ext4
 	mkdir m/sub/bind

@@ -630,7 +630,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		ext2fs_close_free(&c.e2);
 	/* XFS without a reverse map: the owners' inodes from bulkstat and the
 	 * bmap ioctl, and then only their paths from the walk. */
-	int found = r == 0 && wk.fiemap && have_fsmap && c.xfs.ok ? owners_xfs_find(&c.xfs, rootfd, &ws) : -1;
+	int found = r == 0 && wk.fiemap && have_fsmap && c.xfs.ok ? owners_xfs_find(fs, &c.xfs, rootfd, &ws) : -1;
 	if (found == -ENOMEM)
 		r = found;
 	if (found == 0) {

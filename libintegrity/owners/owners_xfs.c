@@ -107,7 +107,9 @@ void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
 	g->inopblog = sb[123];
 	g->agblklog = sb[124];
 	if ((get_be16(sb + 100) & 0xf) == 5) {
+		g->v5 = true;
 		g->sparse = get_be32(sb + 216) & 0x2;	/* XFS_SB_FEAT_INCOMPAT_SPINODES */
+		g->nrext64 = get_be32(sb + 216) & 0x20;	/* XFS_SB_FEAT_INCOMPAT_NREXT64 */
 		g->spino_align = get_be32(sb + 228);
 	}
 	/* Never trusted further than it checks out: a damaged superblock
@@ -378,6 +380,8 @@ struct finder {
 	size_t open;			/* wants with bytes left */
 	struct want_set found;		/* extents in wants, with their inode */
 	uint64_t ino;
+	const uint64_t *asked;		/* already asked, sorted */
+	size_t nasked;
 };
 
 static int chunk_cmp(const void *a, const void *b)
@@ -411,29 +415,101 @@ static int find_extent(void *ctx, const struct xfs_extent *x)
 	return 0;
 }
 
-/* The extents of one inode, opened by its handle. */
-static int find_in_inode(struct finder *f, int rootfd, const struct xfs_bulkstat *b)
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The extents of one inode, opened by its handle: the kernel's word. */
+static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t gen, uint16_t mode)
 {
 	union {
 		struct file_handle fh;
 		unsigned char bytes[sizeof(struct file_handle) + 12];
 	} h;
-	bool dir = S_ISDIR(b->bs_mode);
+	bool dir = S_ISDIR(mode);
 
-	if (!(S_ISREG(b->bs_mode) || dir) || !b->bs_blocks)
+	if (!(S_ISREG(mode) || dir))
 		return 0;
 	h.fh.handle_bytes = 12;
 	h.fh.handle_type = XFS_FILEID_INO64_GEN;
-	memcpy(h.fh.f_handle, &b->bs_ino, 8);
-	memcpy(h.fh.f_handle + 8, &b->bs_gen, 4);
+	memcpy(h.fh.f_handle, &ino, 8);
+	memcpy(h.fh.f_handle + 8, &gen, 4);
 	int fd = open_by_handle_at(rootfd, &h.fh,
 				   O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : O_NOATIME));
 	if (fd < 0)
 		return errno == ESTALE || errno == ENOENT ? 0 : -errno;	/* gone since */
-	f->ino = b->bs_ino;
+	f->ino = ino;
 	int r = owners_xfs_bmap(fd, find_extent, f);
 	close(fd);
 	return r == -ENOMEM ? r : 0;
+}
+
+/* Whether the extents an inode on the device lists touch a want: a file
+ * in the extents format read directly, one in the btree format always
+ * asked.  The device may lag behind the kernel (XFS writes inodes back
+ * late), so this only chooses whom to ask first. */
+static bool disk_inode_touches(const struct finder *f, const uint8_t *d, uint64_t ino)
+{
+	const struct xfs_geo *g = f->g;
+	uint16_t mode = get_be16(d + 2);
+	uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
+	size_t fork = d[82] ? (size_t)d[82] * 8 : g->inodesize - 176u;
+
+	if (get_be16(d) != 0x494e || d[4] != 3 || get_be64(d + 152) != ino || !(S_ISREG(mode) || S_ISDIR(mode)))
+		return false;
+	if (d[5] == 3)
+		return true;	/* btree: its leaves are not here */
+	if (d[5] != 2 || n > fork / 16)
+		return false;
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *x = d + 176 + 16 * i;
+		uint64_t l0 = get_be64(x), l1 = get_be64(x + 8);
+		uint64_t fsb = (l0 & 0x1ff) << 43 | l1 >> 21, len = l1 & ((1u << 21) - 1);
+		uint64_t agno = fsb >> g->agblklog, agbno = fsb & ((1ull << g->agblklog) - 1);
+		if (agno >= g->agcount || agbno >= g->agblocks)
+			continue;
+		uint64_t a = (agno * g->agblocks + agbno) * g->blocksize, b = a + len * g->blocksize;
+		for (size_t k = owners_want_first(f->ws, a); k < f->ws->n && f->ws->v[k].start < b; k++)
+			if (!f->ws->v[k].inode && !f->ws->v[k].found && f->ws->v[k].end > a)
+				return true;
+	}
+	return false;
+}
+
+struct disk_pass {
+	struct finder *f;
+	int devfd, rootfd;
+	uint8_t *buf;
+	uint64_t *asked;		/* inodes asked: not again */
+	size_t nasked, capasked;
+};
+
+static int disk_chunk(void *ctx, const struct xfs_inogrp *c)
+{
+	struct disk_pass *p = ctx;
+	const struct xfs_geo *g = p->f->g;
+	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
+	uint64_t byte;
+
+	if (!p->f->open || !c->xi_allocmask || !ino_byte(g, c->xi_startino, &byte) ||
+	    pread(p->devfd, p->buf, len, (off_t)byte) != (ssize_t)len)
+		return 0;
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && p->f->open; i++) {
+		const uint8_t *d = p->buf + (size_t)i * g->inodesize;
+		uint64_t ino = c->xi_startino + i;
+		if (!(c->xi_allocmask >> i & 1) || !disk_inode_touches(p->f, d, ino))
+			continue;
+		if (GREEDY_REALLOC(p->asked, p->capasked, p->nasked + 1) < 0)
+			return -ENOMEM;
+		p->asked[p->nasked++] = ino;
+		int r = find_in_inode(p->f, p->rootfd, ino, get_be32(d + 92), get_be16(d + 2));
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static uint64_t chunk_distance(const struct want_set *ws, uint64_t byte)
@@ -481,7 +557,9 @@ static int find_in_chunk(struct finder *f, int rootfd, struct xfs_bulkstat_req *
 		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
 		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
 			break;
-		int r = find_in_inode(f, rootfd, b);
+		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), u64_cmp)))
+			continue;
+		int r = find_in_inode(f, rootfd, b->bs_ino, b->bs_gen, b->bs_mode);
 		if (r < 0)
 			return r;
 	}
@@ -530,8 +608,37 @@ static int split_wants(struct want_set *ws, struct want_set *found)
 	return 0;
 }
 
-int owners_xfs_find(const struct xfs_geo *g, int rootfd, struct want_set *ws)
+/* First the inodes whose extents on the device touch a want. */
+static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, uint64_t **asked, size_t *nasked)
 {
+	struct disk_pass p = { .f = f, .rootfd = rootfd };
+	int r;
+
+	*asked = NULL;
+	*nasked = 0;
+	if (!f->g->v5)
+		return 0;
+	p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (p.devfd < 0)
+		return 0;
+	p.buf = malloc((size_t)XFS_INODES_PER_CHUNK * f->g->inodesize);
+	r = p.buf ? each_chunk(rootfd, disk_chunk, &p) : -ENOMEM;
+	close(p.devfd);
+	free(p.buf);
+	if (r == -ENOMEM) {
+		free(p.asked);
+		return r;
+	}
+	if (p.nasked)
+		qsort(p.asked, p.nasked, sizeof(*p.asked), u64_cmp);
+	*asked = p.asked;
+	*nasked = p.nasked;
+	return 0;
+}
+
+int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws)
+{
+	_cleanup_free_ uint64_t *asked = NULL;
 	struct finder f = { .g = g, .ws = ws };
 	_cleanup_free_ struct chunk *chunks = NULL;
 	_cleanup_free_ struct xfs_bulkstat_req *req = NULL;
@@ -551,6 +658,15 @@ int owners_xfs_find(const struct xfs_geo *g, int rootfd, struct want_set *ws)
 			f.left[i] = ws->v[i].end - ws->v[i].start;
 			f.open++;
 		}
+	r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
+	f.asked = asked;
+	if (r < 0 || !f.open) {
+		if (r == 0)
+			r = split_wants(ws, &f.found);
+		owners_want_free(&f.found);
+		free(f.left);
+		return r;
+	}
 	struct chunk_list l = { .g = g, .ws = ws };
 	r = each_chunk(rootfd, chunk_list_add, &l);
 	chunks = l.v;

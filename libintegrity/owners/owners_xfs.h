@@ -16,6 +16,8 @@ struct xfs_geo {
 	uint64_t logstart;		/* file-system block of an internal log, 0 if external */
 	uint8_t inopblog, agblklog;
 	bool sparse;			/* sparse inode chunks */
+	bool v5;			/* inodes with the 176-byte v3 core */
+	bool nrext64;			/* 64-bit extent counters */
 	bool ok;
 };
 
@@ -34,12 +36,13 @@ int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), vo
 
 /* The inodes whose data and directory blocks hold the wants that have no
  * owner: each extent found becomes a want with its inode (as the reverse
- * map would give it), the bytes between stay wants without.  Inodes near
- * the wants are asked first, and the search stops once XFS says every
+ * map would give it), the bytes between stay wants without.  The inodes
+ * whose extents on the device touch a want are asked first, then those
+ * nearest the wants, and the search stops once XFS says every
  * wanted byte is in an extent no other file shares.  Needs
  * CAP_SYS_ADMIN (bulkstat) and CAP_DAC_READ_SEARCH (handles): -errno
  * without them. */
-int owners_xfs_find(const struct xfs_geo *g, int rootfd, struct want_set *ws);
+int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws);
 
 /* The wants still unfound, named where the geometry and the inode chunks
  * (XFS_IOC_FSINUMBERS) say what they are; the rest gets an honest note. */

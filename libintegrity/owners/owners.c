@@ -215,6 +215,19 @@ void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_s
 	w->device_length = fs_end - fs_start;
 }
 
+const char *owners_under_mount_root(const struct fs_entry *fs, const char *path)
+{
+	const char *root = fs->mount_root[0] ? fs->mount_root : "/";
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+
+	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0'))
+		return NULL;
+	path += rl;
+	while (*path == '/')
+		path++;
+	return path;
+}
+
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,
 		      uint64_t start, uint64_t end, enum integrity_owner_kind kind, const char *metadata,
 		      const char *note)

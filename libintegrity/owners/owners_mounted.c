@@ -10,11 +10,13 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/fsmap.h>
+#include <linux/openat2.h>
 #include <search.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -453,7 +455,8 @@ static int walk_tree(struct walk *wk, int rootfd)
 
 	if (!path)
 		return -ENOMEM;
-	wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
+	if (!wk->fm)
+		wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
 	if (!wk->fm || mlen >= PATH_MAX) {
 		free(path);
 		return -ENOMEM;
@@ -473,6 +476,84 @@ static int walk_tree(struct walk *wk, int rootfd)
 	}
 	free(path);
 	return r;
+}
+
+/* ------------------------------------------------------------------ mounted: the names the device gives, checked */
+
+/* A directory of the mounted tree by its path under the mount point: beneath
+ * it, through no symlink and into no other mount. */
+static int open_beneath(int rootfd, const char *rel)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* One name of a candidate, checked in the mounted tree; visited when
+ * visit is set.  1 when it is the inode, 0 when not, -errno. */
+static int named_one(struct walk *wk, int rootfd, uint64_t ino, const char *fspath, bool do_visit, struct stat *st)
+{
+	const char *rel = owners_under_mount_root(wk->fs, fspath);
+	int r;
+
+	if (!rel)
+		return 0;
+	_cleanup_free_ char *dir = strdup(rel);
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash)
+		*slash = '\0';
+	_cleanup_close_ int dfd = open_beneath(rootfd, slash ? dir : "");
+	if (dfd < 0)
+		return 0;
+	if (!rel[0]) {
+		if (fstat(dfd, st) < 0 || st->st_ino != ino || st->st_dev != wk->fs->devnum)
+			return 0;
+	} else if (walk_stat(wk, dfd, name, st) < 0 || st->st_ino != ino) {
+		return 0;
+	}
+	if (!do_visit)
+		return 1;
+	_cleanup_free_ char *full = NULL;
+	size_t ml = strlen(wk->fs->mountpoint);
+	if (asprintf(&full, "%s%s%s", wk->fs->mountpoint, rel[0] && ml > 1 ? "/" : "", rel) < 0)
+		return -ENOMEM;
+	r = visit(wk, dfd, rel[0] ? name : ".", full, st);
+	return r < 0 ? r : 1;
+}
+
+/* The candidates under the names libext2fs read in their directories,
+ * instead of a walk: only when every name checks out in the mounted tree
+ * and a file has as many as its links (a directory one), else -ESTALE and
+ * the walk finds them. */
+static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
+{
+	struct statx sx;
+	int r;
+
+	if (!wk->fm && !(wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent))))
+		return -ENOMEM;
+	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+		wk->mnt_id = sx.stx_mnt_id;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < wk->ncands; i++) {
+			struct stat st = { 0 };
+			nlink_t ok = 0;
+			for (size_t k = 0; k < paths[i].n; k++) {
+				r = named_one(wk, rootfd, wk->cands[i], paths[i].v[k], pass == 1, &st);
+				if (r < 0)
+					return r;
+				ok += (nlink_t)r;
+			}
+			if (pass == 0 && (!ok || ok != (S_ISDIR(st.st_mode) ? 1 : st.st_nlink)))
+				return -ESTALE;
+		}
+	return 0;
 }
 
 static void walk_free(struct walk *wk)
@@ -623,9 +704,17 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			wk.fiemap = true;
 	/* ext2/3/4: the device's inodes say which files may hold the wants,
 	 * and only those are mapped; all of them when that cannot be read. */
+	_cleanup_free_ ext2_ino_t *dirs = NULL;
+	size_t ndirs = 0;
+	struct strv *named = NULL;
 	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
-	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands) == 0)
+	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
 		wk.only_cands = true;
+		/* Their names from the directories on the device, checked in
+		 * the tree below, spare the walk. */
+		if (wk.ncands && !wk.ninodes && owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
+			named = NULL;
+	}
 	if (c.e2)
 		ext2fs_close_free(&c.e2);
 	/* XFS without a reverse map: the owners' inodes from bulkstat and the
@@ -658,7 +747,17 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			wk.ninodes = u;
 		}
 	}
-	if (r == 0 && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
+	bool walked = false;
+	if (r == 0 && named) {
+		int e = visit_named(&wk, rootfd, named);
+		if (e == -ENOMEM)
+			r = e;
+		walked = e == 0;
+	}
+	for (size_t i = 0; named && i < wk.ncands; i++)
+		strv_clear(&named[i]);
+	free(named);
+	if (r == 0 && !walked && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)
 		r = rmap_owners(&wk);

@@ -330,6 +330,20 @@ xfs_daddr() {
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ]
 }
 
+@test "mounted ext4: a name under a directory another mount hides is not given as a path" {
+	make_ext4
+	mkdir m/hidden
+	ln m/victim.bin m/hidden/link.bin
+	sync
+	mount -t tmpfs none m/hidden
+	echo "$PWD/m/hidden" >>mounts
+	lba=$(lba_of m/victim.bin 0)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ] ||
+		{ echo "$output"; false; }
+}
+
 @test "unmounted ext4: an unreadable inode-table block loses its own inodes, not the scan" {
 	make_ext4
 	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"

@@ -618,10 +618,13 @@ static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootf
 	*nasked = 0;
 	if (!f->g->v5)
 		return 0;
-	p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* Direct: XFS writes inodes back around the device's page cache, so a
+	 * cached page would stay as stale as the first read left it. */
+	p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
 	if (p.devfd < 0)
 		return 0;
-	p.buf = malloc((size_t)XFS_INODES_PER_CHUNK * f->g->inodesize);
+	if (posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * f->g->inodesize))
+		p.buf = NULL;
 	r = p.buf ? each_chunk(rootfd, disk_chunk, &p) : -ENOMEM;
 	close(p.devfd);
 	free(p.buf);

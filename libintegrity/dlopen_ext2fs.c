@@ -35,6 +35,8 @@
 	F(ELIBACC, errcode_t, ext2fs_get_next_inode, \
 	  (ext2_inode_scan scan, ext2_ino_t *ino, struct ext2_inode *inode), (scan, ino, inode)) \
 	V(ext2fs_close_inode_scan, (ext2_inode_scan scan), (scan)) \
+	F(0, int, ext2fs_inode_scan_flags, (ext2_inode_scan scan, int set_flags, int clear_flags), \
+	  (scan, set_flags, clear_flags)) \
 	F(0, int, ext2fs_inode_has_valid_blocks2, (ext2_filsys fs, struct ext2_inode *inode), (fs, inode)) \
 	F(0, blk64_t, ext2fs_file_acl_block, (ext2_filsys fs, const struct ext2_inode *inode), (fs, inode)) \
 	F(ELIBACC, errcode_t, ext2fs_block_iterate3, \

@@ -4,8 +4,9 @@
  * offset in it, a kind of file-system metadata, or free space.
  *
  * All ranges are resolved together: each file system is visited once, and
- * a mounted one's tree is walked once (FIEMAP on each file) whatever the
- * number of ranges.  Mounted file systems are found by device number in
+ * a mounted one's tree is walked once whatever the number of ranges
+ * (FIEMAP on the files that may hold them, or on each file when the file
+ * system cannot say which).  Mounted file systems are found by device number in
  * /proc/self/mountinfo and asked with FS_IOC_GETFSMAP first (free space,
  * metadata; on XFS with the reverse-mapping btree, the owning inode and
  * offset); unmounted ext2/3/4 are read with libext2fs, as debugfs's icheck
@@ -212,6 +213,19 @@ void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_s
 {
 	w->device_offset = p->dev_off + (fs_start - p->fs_off);
 	w->device_length = fs_end - fs_start;
+}
+
+const char *owners_under_mount_root(const struct fs_entry *fs, const char *path)
+{
+	const char *root = fs->mount_root[0] ? fs->mount_root : "/";
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+
+	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0'))
+		return NULL;
+	path += rl;
+	while (*path == '/')
+		path++;
+	return path;
 }
 
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,

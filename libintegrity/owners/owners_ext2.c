@@ -403,7 +403,9 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 	return path;
 }
 
-static int e2_find_names(ext2_filsys e2, struct e2_names *n)
+/* Names from every directory, or from dirs when given (found by a scan
+ * already made). */
+static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *dirs, size_t ndirs)
 {
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
@@ -418,20 +420,26 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n)
 		if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
 			return -ENOMEM;
 	}
-	if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
-		return -EIO;
-	while (ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
-		ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
-		if (hit)
-			n->is_dir[hit - n->inos] = LINUX_S_ISDIR(inode.i_mode);
-		if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
-			continue;
-		n->dir = ino;
-		ext2fs_dir_iterate(e2, ino, 0, NULL, e2_dirent, n);
-		if (n->err)
-			break;
+	for (size_t i = 0; dirs && i < ndirs && !n->err; i++) {
+		n->dir = dirs[i];
+		ext2fs_dir_iterate(e2, dirs[i], 0, NULL, e2_dirent, n);
 	}
-	ext2fs_close_inode_scan(scan);
+	if (!dirs) {
+		if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
+			return -EIO;
+		while (ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
+			ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
+			if (hit)
+				n->is_dir[hit - n->inos] = LINUX_S_ISDIR(inode.i_mode);
+			if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
+				continue;
+			n->dir = ino;
+			ext2fs_dir_iterate(e2, ino, 0, NULL, e2_dirent, n);
+			if (n->err)
+				break;
+		}
+		ext2fs_close_inode_scan(scan);
+	}
 	if (n->err)
 		return n->err;
 	/* A directory has one name; with several (damage), the first found. */
@@ -494,21 +502,173 @@ static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
  * taken off; NULL with *outside when it is not in that subtree. */
 static char *e2_mounted_path(const struct fs_entry *fs, const char *path, bool *outside)
 {
-	const char *root = fs->mount_root[0] ? fs->mount_root : "/";
-	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+	const char *rest = owners_under_mount_root(fs, path);
 	char *out;
 
-	*outside = false;
-	if (strncmp(path, root, rl) || (path[rl] != '/' && path[rl] != '\0')) {
-		*outside = true;
+	*outside = !rest;
+	if (!rest)
 		return NULL;
-	}
-	const char *rest = path + rl;
-	if (!strcmp(rest, "/"))
-		rest = "";
-	if (asprintf(&out, "%s%s", rest[0] && !strcmp(fs->mountpoint, "/") ? "" : fs->mountpoint, rest) < 0)
+	if (asprintf(&out, "%s%s%s", !strcmp(fs->mountpoint, "/") && rest[0] ? "" : fs->mountpoint,
+		     rest[0] ? "/" : "", rest) < 0)
 		return NULL;
 	return out;
+}
+
+/* ------------------------------------------------------------------ candidates on a mounted ext4 */
+
+struct e2_cands {
+	const struct want_set *ws;
+	uint64_t *v;
+	size_t n, cap;
+	bool hit;			/* the current inode touches a want */
+};
+
+/* Whether file-system blocks [blk, blk + len) touch a want that has no
+ * inode yet. */
+static bool e2_touches(ext2_filsys e2, const struct want_set *ws, uint64_t blk, uint64_t len)
+{
+	uint64_t a = blk * e2->blocksize, b = (blk + len) * e2->blocksize;
+
+	for (size_t k = owners_want_first(ws, a); k < ws->n && ws->v[k].start < b; k++)
+		if (!ws->v[k].inode && ws->v[k].end > a)
+			return true;
+	return false;
+}
+
+static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unused_ blk64_t ref_blk,
+			 _unused_ int ref_offset, void *data)
+{
+	struct e2_cands *c = data;
+
+	if (blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) {
+		c->hit = true;
+		return BLOCK_ABORT;
+	}
+	return 0;
+}
+
+/* The extents in the inode itself (a tree of depth 0), read directly: most
+ * files, and far cheaper than iterating their blocks.  -1 when the inode
+ * holds a deeper tree. */
+static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, const struct want_set *ws)
+{
+	const uint8_t *p = (const uint8_t *)inode->i_block;
+	uint16_t magic = (uint16_t)(p[0] | p[1] << 8), entries = (uint16_t)(p[2] | p[3] << 8);
+	uint16_t depth = (uint16_t)(p[6] | p[7] << 8);
+
+	if (magic != 0xF30A || depth != 0 || entries > 4)
+		return -1;
+	for (unsigned i = 0; i < entries; i++) {
+		const uint8_t *x = p + 12 + 12 * i;
+		uint32_t len = (uint32_t)(x[4] | x[5] << 8);
+		uint64_t start = (uint64_t)(x[6] | x[7] << 8) << 32 |
+				 (uint32_t)(x[8] | x[9] << 8 | x[10] << 16 | (uint32_t)x[11] << 24);
+		if (len > 32768)
+			len -= 32768;	/* unwritten */
+		if (e2_touches(e2, ws, start, len))
+			return 1;
+	}
+	return 0;
+}
+
+/* The inodes on a mounted ext2/3/4 whose data may be in the wants that
+ * GETFSMAP left without an owner: read from the device, as icheck does,
+ * to tell the walk which files to map instead of mapping them all.  The
+ * kernel's FIEMAP of those files has the last word.  ws is indexed. */
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout,
+			   ext2_ino_t **dirs, size_t *ndirs)
+{
+	struct e2_cands c = { .ws = ws };
+	ext2_ino_t *dv = NULL;
+	size_t nd = 0, capd = 0;
+	ext2_inode_scan is;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	int r = 0;
+
+	*out = NULL;
+	*nout = 0;
+	/* Large reads of the inode tables; unused tails of groups skipped. */
+	if (ext2fs_open_inode_scan(e2, 256, &is))
+		return -EIO;
+	ext2fs_inode_scan_flags(is, EXT2_SF_DO_LAZY | EXT2_SF_SKIP_MISSING_ITABLE, 0);
+	for (;;) {
+		errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
+		if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+			continue;
+		if (e) {
+			r = -EIO;
+			break;
+		}
+		if (!ino)
+			break;
+		if (!inode.i_links_count)
+			continue;
+		if (LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime) {
+			if (GREEDY_REALLOC(dv, capd, nd + 1) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			dv[nd++] = ino;
+		}
+		if (!ext2fs_inode_has_valid_blocks2(e2, &inode) || (inode.i_flags & EXT4_INLINE_DATA_FL))
+			continue;
+		int in = (inode.i_flags & EXT4_EXTENTS_FL) ? e2_inline_extents(e2, &inode, ws) : -1;
+		if (in < 0) {
+			c.hit = false;
+			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
+					      &c);
+			in = c.hit;
+		}
+		if (in > 0) {
+			if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			c.v[c.n++] = ino;
+		}
+	}
+	ext2fs_close_inode_scan(is);
+	if (r < 0) {
+		free(c.v);
+		free(dv);
+		return r;
+	}
+	*out = c.v;
+	*nout = c.n;
+	*dirs = dv;
+	*ndirs = nd;
+	return 0;
+}
+
+int owners_ext2_paths(ext2_filsys e2, const ext2_ino_t *dirs, size_t ndirs, const uint64_t *inos, size_t ninos,
+		      struct strv **out)
+{
+	struct e2_names names = { .e2 = e2 };
+	int r = 0;
+
+	*out = NULL;
+	names.inos = calloc(ninos ? ninos : 1, sizeof(*names.inos));
+	if (!names.inos)
+		return -ENOMEM;
+	for (size_t i = 0; i < ninos; i++) {
+		if (inos[i] > UINT32_MAX) {
+			free(names.inos);
+			return -ENOENT;
+		}
+		names.inos[i] = (ext2_ino_t)inos[i];
+	}
+	names.ninos = ninos;
+	r = e2_find_names(e2, &names, dirs, ndirs);
+	for (size_t i = 0; r == 0 && i < ninos; i++)
+		if (names.partial[i].n)
+			r = -ENOENT;
+	if (r == 0) {
+		*out = names.paths;
+		names.paths = NULL;
+	}
+	e2_names_free(&names);
+	return r;
 }
 
 /* The wants that are still open, for an ext2/3/4 file system read with
@@ -626,7 +786,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (!u || names.inos[u - 1] != names.inos[i])
 					names.inos[u++] = names.inos[i];
 			names.ninos = u;
-			r = e2_find_names(e2, &names);
+			r = e2_find_names(e2, &names, NULL, 0);
 		}
 	}
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {

@@ -61,6 +61,10 @@ int owners_want_index(struct want_set *s);
 size_t owners_want_first(const struct want_set *s, uint64_t start);
 void owners_want_free(struct want_set *s);
 void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_start, uint64_t fs_end);
+/* A path from the file system's root as a path under its mount point,
+ * without a leading '/' ("" for the mounted root): NULL when it is outside
+ * the mounted subtree (a bind mount of a directory). */
+const char *owners_under_mount_root(const struct fs_entry *fs, const char *path);
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,
 		      uint64_t start, uint64_t end, enum integrity_owner_kind kind, const char *metadata,
 		      const char *note);
@@ -70,6 +74,14 @@ int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, siz
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);
 int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group);
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout,
+			   ext2_ino_t **dirs, size_t *ndirs);
+/* The names of inos (sorted) from the file system's root, read in dirs:
+ * a list of paths per inode, or -ENOENT when a name does not reach the
+ * root. */
+struct strv;
+int owners_ext2_paths(ext2_filsys e2, const ext2_ino_t *dirs, size_t ndirs, const uint64_t *inos, size_t ninos,
+		      struct strv **out);
 int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct want_set *ws, bool mounted,
 			char *why, size_t whylen);
 int owners_ext2_resolve_unmounted(struct integrity_owners *o, struct fs_entry *fs, const struct piece *pieces,

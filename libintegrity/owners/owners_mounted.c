@@ -10,11 +10,13 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <linux/fsmap.h>
+#include <linux/openat2.h>
 #include <search.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "owners_xfs.h"
 #include "util/strv.h"
 
 static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
@@ -48,36 +51,6 @@ static const char *fsmap_owner_name(const struct fs_entry *fs, uint64_t owner)
 #define FSMAP_OWN_FREE FMR_OWNER(0, 1)
 #define FSMAP_OWN_UNKNOWN FMR_OWNER(0, 2)
 #define FSMAP_OWN_INODES FMR_OWNER('X', 5)
-
-/* XFS geometry from its superblock, for inode numbers of inode chunks. */
-struct xfs_geo {
-	uint32_t blocksize, agblocks;
-	uint8_t inopblog, agblklog;
-	bool ok;
-};
-
-static void xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
-{
-	uint8_t sb[512];
-	_cleanup_close_ int fd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	memset(g, 0, sizeof(*g));
-	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
-		return;
-	g->blocksize = get_be32(sb + 4);
-	g->agblocks = get_be32(sb + 84);
-	g->inopblog = sb[123];
-	g->agblklog = sb[124];
-	g->ok = g->blocksize && g->agblocks && g->agblklog < 32 && g->inopblog < 16;
-}
-
-static uint64_t xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
-{
-	uint64_t bno = byte / g->blocksize, agno = bno / g->agblocks, agbno = bno % g->agblocks;
-	uint64_t in_block = (byte % g->blocksize) >> (__builtin_ctz(g->blocksize) - g->inopblog);
-
-	return agno << (g->agblklog + g->inopblog) | agbno << g->inopblog | in_block;
-}
 
 struct fsmap_ctx {
 	struct integrity_owners *o;
@@ -113,8 +86,8 @@ static int fsmap_record(struct fsmap_ctx *c, const struct piece *p, const struct
 	owners_span(&ow, p, s, e);
 	if (m->fmr_owner == FSMAP_OWN_INODES) {
 		if (c->xfs.ok) {
-			ow.first_inode = xfs_ino_at(&c->xfs, s);
-			ow.last_inode = xfs_ino_at(&c->xfs, e - 1);
+			ow.first_inode = owners_xfs_ino_at(&c->xfs, s);
+			ow.last_inode = owners_xfs_ino_at(&c->xfs, e - 1);
 		} else if (c->e2) {
 			uint64_t bs = c->e2->blocksize;
 			const char *what;
@@ -195,6 +168,10 @@ struct walk {
 	struct fs_entry *fs;
 	struct want_set *ws;
 	bool fiemap;			/* map every file's extents */
+	bool xfs;			/* directories through the bmap ioctl */
+	bool only_cands;		/* map only the inodes in cands (sorted) */
+	uint64_t *cands;
+	size_t ncands;
 	uint64_t *inodes;		/* wanted by rmap: their paths, sorted */
 	size_t ninodes;
 	struct strv *inode_paths;	/* per wanted inode */
@@ -237,38 +214,45 @@ static int hit_push(struct walk *wk, const struct hit *h)
 	return 0;
 }
 
+/* The wanted bytes in one extent of a file: hits, for its paths. */
+static int extent_hits(struct walk *wk, uint64_t logical, uint64_t a, uint64_t b, unsigned flags, size_t *nfound)
+{
+	for (size_t k = owners_want_first(wk->ws, a); k < wk->ws->n && wk->ws->v[k].start < b; k++) {
+		struct want *w = &wk->ws->v[k];
+		uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+		if (s >= e || w->inode)
+			continue;
+		struct hit h = { .w = w, .s = s, .e = e, .file_offset = logical + (s - a), .flags = flags };
+		int r = hit_push(wk, &h);
+		if (r < 0)
+			return r;
+		(*nfound)++;
+	}
+	return 0;
+}
+
 /* FIEMAP of one open file: the wanted bytes in its extents. */
 static int map_file(struct walk *wk, int fd, size_t *nfound)
 {
 	struct fiemap *fm = wk->fm;
 	uint64_t start = 0;
 
-	*nfound = 0;
 	for (;;) {
 		memset(fm, 0, sizeof(*fm));
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_extent_count = FIEMAP_N;
 		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
-			return 0;	/* not mappable (a directory on some file systems) */
+			return -errno;
 		if (!fm->fm_mapped_extents)
 			return 0;
 		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
 			const struct fiemap_extent *x = &fm->fm_extents[i];
 			if (!(x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))) {
-				uint64_t a = x->fe_physical, b = x->fe_physical + x->fe_length;
-				for (size_t k = owners_want_first(wk->ws, a); k < wk->ws->n && wk->ws->v[k].start < b; k++) {
-					struct want *w = &wk->ws->v[k];
-					uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
-					if (s >= e || w->inode)
-						continue;
-					struct hit h = { .w = w, .s = s, .e = e,
-							 .file_offset = x->fe_logical + (s - a), .flags = x->fe_flags };
-					int r = hit_push(wk, &h);
-					if (r < 0)
-						return r;
-					(*nfound)++;
-				}
+				int r = extent_hits(wk, x->fe_logical, x->fe_physical, x->fe_physical + x->fe_length,
+						    x->fe_flags, nfound);
+				if (r < 0)
+					return r;
 			}
 			if (x->fe_flags & FIEMAP_EXTENT_LAST)
 				return 0;
@@ -276,6 +260,39 @@ static int map_file(struct walk *wk, int fd, size_t *nfound)
 		const struct fiemap_extent *last = &fm->fm_extents[fm->fm_mapped_extents - 1];
 		start = last->fe_logical + last->fe_length;
 	}
+}
+
+struct bmap_ctx {
+	struct walk *wk;
+	size_t *nfound;
+};
+
+static int bmap_extent(void *ctx, const struct xfs_extent *x)
+{
+	struct bmap_ctx *c = ctx;
+	unsigned flags = (x->unwritten ? FIEMAP_EXTENT_UNWRITTEN : 0) | (x->shared ? FIEMAP_EXTENT_SHARED : 0);
+
+	return extent_hits(c->wk, x->logical, x->physical, x->physical + x->length, flags, c->nfound);
+}
+
+/* A file's extents: FIEMAP, or XFS's bmap ioctl where FIEMAP refuses
+ * (XFS directories).  A file neither maps has no hits. */
+static int map_extents(struct walk *wk, int fd, size_t *nfound)
+{
+	size_t first = wk->nhits;
+
+	*nfound = 0;
+	int r = map_file(wk, fd, nfound);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 && wk->xfs) {
+		wk->nhits = first;
+		*nfound = 0;
+		r = owners_xfs_bmap(fd, bmap_extent, &(struct bmap_ctx){ wk, nfound });
+		if (r == -ENOMEM)
+			return r;
+	}
+	return 0;
 }
 
 static int seen_cmp(const void *a, const void *b)
@@ -290,6 +307,11 @@ static int u64_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+static bool has_ino(const uint64_t *v, size_t n, uint64_t ino)
+{
+	return n && bsearch(&ino, v, n, sizeof(*v), u64_cmp);
 }
 
 /* A file of the tree: its path recorded when rmap wanted its inode, its
@@ -307,7 +329,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 			return -ENOMEM;
 		wk->inode_dir[i] = is_dir;
 	}
-	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir))
+	if (!wk->fiemap || !(S_ISREG(st->st_mode) || is_dir) || (wk->only_cands && !has_ino(wk->cands, wk->ncands, st->st_ino)))
 		return 0;
 	/* A hard link seen before: its hits again, under this path. */
 	struct seen_inode key = { .ino = st->st_ino };
@@ -331,7 +353,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 	size_t first = wk->nhits, nfound = 0;
 	/* The same file as listed, not one put there since. */
 	if (fstat(fd, &st2) == 0 && st2.st_ino == st->st_ino && st2.st_dev == st->st_dev)
-		r = map_file(wk, fd, &nfound);
+		r = map_extents(wk, fd, &nfound);
 	else
 		r = 0;
 	close(fd);
@@ -396,6 +418,11 @@ static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigne
 		size_t nl = strlen(de->d_name);
 		if (plen + 1 + nl >= PATH_MAX * 4)
 			continue;
+		/* Only known inodes wanted: readdir's inode number and type are
+		 * enough to pass over every other file unopened. */
+		if ((!wk->fiemap || wk->only_cands) && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
+		    !has_ino(wk->inodes, wk->ninodes, de->d_ino) && !has_ino(wk->cands, wk->ncands, de->d_ino))
+			continue;
 		struct stat st;
 		if (walk_stat(wk, dirfd, de->d_name, &st) < 0)
 			continue;
@@ -428,7 +455,8 @@ static int walk_tree(struct walk *wk, int rootfd)
 
 	if (!path)
 		return -ENOMEM;
-	wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
+	if (!wk->fm)
+		wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
 	if (!wk->fm || mlen >= PATH_MAX) {
 		free(path);
 		return -ENOMEM;
@@ -450,6 +478,84 @@ static int walk_tree(struct walk *wk, int rootfd)
 	return r;
 }
 
+/* ------------------------------------------------------------------ mounted: the names the device gives, checked */
+
+/* A directory of the mounted tree by its path under the mount point: beneath
+ * it, through no symlink and into no other mount. */
+static int open_beneath(int rootfd, const char *rel)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* One name of a candidate, checked in the mounted tree; visited when
+ * visit is set.  1 when it is the inode, 0 when not, -errno. */
+static int named_one(struct walk *wk, int rootfd, uint64_t ino, const char *fspath, bool do_visit, struct stat *st)
+{
+	const char *rel = owners_under_mount_root(wk->fs, fspath);
+	int r;
+
+	if (!rel)
+		return 0;
+	_cleanup_free_ char *dir = strdup(rel);
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash)
+		*slash = '\0';
+	_cleanup_close_ int dfd = open_beneath(rootfd, slash ? dir : "");
+	if (dfd < 0)
+		return 0;
+	if (!rel[0]) {
+		if (fstat(dfd, st) < 0 || st->st_ino != ino || st->st_dev != wk->fs->devnum)
+			return 0;
+	} else if (walk_stat(wk, dfd, name, st) < 0 || st->st_ino != ino) {
+		return 0;
+	}
+	if (!do_visit)
+		return 1;
+	_cleanup_free_ char *full = NULL;
+	size_t ml = strlen(wk->fs->mountpoint);
+	if (asprintf(&full, "%s%s%s", wk->fs->mountpoint, rel[0] && ml > 1 ? "/" : "", rel) < 0)
+		return -ENOMEM;
+	r = visit(wk, dfd, rel[0] ? name : ".", full, st);
+	return r < 0 ? r : 1;
+}
+
+/* The candidates under the names libext2fs read in their directories,
+ * instead of a walk: only when every name checks out in the mounted tree
+ * and a file has as many as its links (a directory one), else -ESTALE and
+ * the walk finds them. */
+static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
+{
+	struct statx sx;
+	int r;
+
+	if (!wk->fm && !(wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent))))
+		return -ENOMEM;
+	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+		wk->mnt_id = sx.stx_mnt_id;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < wk->ncands; i++) {
+			struct stat st = { 0 };
+			nlink_t ok = 0;
+			for (size_t k = 0; k < paths[i].n; k++) {
+				r = named_one(wk, rootfd, wk->cands[i], paths[i].v[k], pass == 1, &st);
+				if (r < 0)
+					return r;
+				ok += (nlink_t)r;
+			}
+			if (pass == 0 && (!ok || ok != (S_ISDIR(st.st_mode) ? 1 : st.st_nlink)))
+				return -ESTALE;
+		}
+	return 0;
+}
+
 static void walk_free(struct walk *wk)
 {
 	for (size_t i = 0; wk->inode_paths && i < wk->ninodes; i++)
@@ -457,6 +563,7 @@ static void walk_free(struct walk *wk)
 	free(wk->inode_paths);
 	free(wk->inode_dir);
 	free(wk->inodes);
+	free(wk->cands);
 	free(wk->seen);
 	free(wk->hits);
 	free(wk->fm);
@@ -572,7 +679,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		return 0;
 	}
 	if (!strcmp(fs->type, "xfs"))
-		xfs_geometry(fs, &c.xfs);
+		owners_xfs_geometry(fs, &c.xfs);
 	char why[512];
 	if (ext && owners_ext2_open(fs, &c.e2, why, sizeof(why)) < 0)
 		c.e2 = NULL;
@@ -587,16 +694,40 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 								 .end = pieces[i].fs_off + pieces[i].len,
 								 .piece = &pieces[i] });
 	}
-	if (c.e2)
-		ext2fs_close_free(&c.e2);
 	if (r == 0)
 		r = owners_want_index(&ws);
-	struct walk wk = { .o = o, .fs = fs, .ws = &ws };
+	struct walk wk = { .o = o, .fs = fs, .ws = &ws, .xfs = !strcmp(fs->type, "xfs") };
 	for (size_t i = 0; r == 0 && i < ws.n; i++)
 		if (ws.v[i].inode)
 			wk.ninodes++;
 		else
 			wk.fiemap = true;
+	/* ext2/3/4: the device's inodes say which files may hold the wants,
+	 * and only those are mapped; all of them when that cannot be read. */
+	_cleanup_free_ ext2_ino_t *dirs = NULL;
+	size_t ndirs = 0;
+	struct strv *named = NULL;
+	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
+	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
+		wk.only_cands = true;
+		/* Their names from the directories on the device, checked in
+		 * the tree below, spare the walk. */
+		if (wk.ncands && !wk.ninodes && owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
+			named = NULL;
+	}
+	if (c.e2)
+		ext2fs_close_free(&c.e2);
+	/* XFS without a reverse map: the owners' inodes from bulkstat and the
+	 * bmap ioctl, and then only their paths from the walk. */
+	int found = r == 0 && wk.fiemap && have_fsmap && c.xfs.ok ? owners_xfs_find(fs, &c.xfs, rootfd, &ws) : -1;
+	if (found == -ENOMEM)
+		r = found;
+	if (found == 0) {
+		wk.fiemap = false;
+		wk.ninodes = 0;
+		for (size_t i = 0; i < ws.n; i++)
+			wk.ninodes += ws.v[i].inode != 0;
+	}
 	if (r == 0 && wk.ninodes) {
 		wk.inodes = calloc(wk.ninodes, sizeof(*wk.inodes));
 		wk.inode_paths = calloc(wk.ninodes, sizeof(*wk.inode_paths));
@@ -616,7 +747,17 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			wk.ninodes = u;
 		}
 	}
-	if (r == 0 && (wk.fiemap || wk.ninodes))
+	bool walked = false;
+	if (r == 0 && named) {
+		int e = visit_named(&wk, rootfd, named);
+		if (e == -ENOMEM)
+			r = e;
+		walked = e == 0;
+	}
+	for (size_t i = 0; named && i < wk.ncands; i++)
+		strv_clear(&named[i]);
+	free(named);
+	if (r == 0 && !walked && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)
 		r = rmap_owners(&wk);
@@ -634,6 +775,15 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else if (e == -ENOMEM)
 			r = e;
 	}
+	char unread[64] = "";
+	if (wk.unreadable)
+		snprintf(unread, sizeof(unread), "; %u directories could not be read", wk.unreadable);
+	/* XFS without a reverse map: the geometry and the inode chunks name
+	 * some of the rest. */
+	if (r == 0 && left && have_fsmap && c.xfs.ok) {
+		r = owners_xfs_metadata(o, fs, &c.xfs, rootfd, &ws, unread);
+		left = false;
+	}
 	for (size_t i = 0; r == 0 && left && i < ws.n; i++) {
 		const struct want *w = &ws.v[i];
 		char note[160];
@@ -644,9 +794,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else
 			snprintf(note, sizeof(note), "in no file's data: free space or metadata (%s cannot say which)",
 				 fs->type);
-		if (wk.unreadable)
-			snprintf(note + strlen(note), sizeof(note) - strlen(note),
-				 "; %u directories could not be read", wk.unreadable);
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s", unread);
 		r = owners_add_simple(o, fs, w->piece, w->start, w->end, INTEGRITY_OWNER_UNKNOWN, NULL, note);
 	}
 	walk_free(&wk);

@@ -276,6 +276,49 @@ make_xfs() {
 	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
 }
 
+# The first LBA of what `xfs_db convert` turns a KIND VALUE into.
+xfs_daddr() {
+	xfs_db -r -c "convert $2 $3 daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p'
+}
+
+@test "mounted XFS without rmap: a directory, AG headers, the log and inodes are named" {
+	make_xfs 0
+	mkdir m/big
+	for i in $(seq 1 300); do : >"m/big/an entry with a long name $i"; done
+	sync
+	dirlba=$(xfs_io -c bmap m/big | awk '$1 == "0:" { split($3, a, /\.\./); print a[1] }')
+	[ -n "$dirlba" ]
+	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$dev" | awk '{ print $3 }')
+	loglba=$(xfs_daddr "$dev" fsblock "$logstart")
+	ino=$(stat -c %i m/victim.bin)
+	inolba=$(xfs_daddr "$dev" inode "$ino")
+	# AG 0's block 1: the free-space btree's root, which only a reverse map could name.
+	run --separate-stderr ictl -J resolve --lba "$dev" "$dirlba" 0 "$loglba" "$inolba" 8
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/big" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[0].files[0].directory' <<<"$output")" = true ]
+	[ "$(jq '.lbas[0].files[0].inode' <<<"$output")" -eq "$(stat -c %i m/big)" ]
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = "superblock and allocation group headers" ]
+	[ "$(jq -r '.lbas[2].files[0].metadata' <<<"$output")" = log ]
+	[ "$(jq -r '.lbas[3].files[0].metadata' <<<"$output")" = "inode table" ]
+	[ "$(jq -c '.lbas[3].files[0].inodes' <<<"$output")" = "[$ino,$ino]" ]
+	[ "$(jq -r '.lbas[4].files[0].metadata' <<<"$output")" = null ]
+	[[ "$(jq -r '.lbas[4].files[0].note' <<<"$output")" = "in use, in no file's data or directory: XFS btrees, "* ]]
+}
+
+@test "mounted XFS without rmap: a reflinked block names every file sharing it and every path" {
+	make_xfs 0
+	cp --reflink=always m/victim.bin m/copy.bin || skip "no reflink"
+	sync
+	lba=$(lba_of m/victim.bin 8192)
+	[ "$(lba_of m/copy.bin 8192)" = "$lba" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path] | sort' <<<"$output")" = \
+		"[\"$PWD/m/copy.bin\",\"$PWD/m/dir/link\",\"$PWD/m/victim.bin\"]" ] || { echo "$output"; false; }
+	[ "$(jq -c '[.lbas[0].files[] | .shared and .offset == 8192] | unique' <<<"$output")" = "[true]" ]
+}
+
 @test "a bind mount of the file system inside itself is not walked twice" {
 	make_ext4
 	mkdir m/sub/bind
@@ -285,6 +328,20 @@ make_xfs() {
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ]
+}
+
+@test "mounted ext4: a name under a directory another mount hides is not given as a path" {
+	make_ext4
+	mkdir m/hidden
+	ln m/victim.bin m/hidden/link.bin
+	sync
+	mount -t tmpfs none m/hidden
+	echo "$PWD/m/hidden" >>mounts
+	lba=$(lba_of m/victim.bin 0)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/sub/link.bin\",\"$PWD/m/victim.bin\"]" ] ||
+		{ echo "$output"; false; }
 }
 
 @test "unmounted ext4: an unreadable inode-table block loses its own inodes, not the scan" {

@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * XFS without the reverse-mapping btree: GETFSMAP tells free space from
+ * used space and nothing more.  What is in use and in no file's data is
+ * named here from what XFS does say: the geometry (allocation group
+ * headers, the internal log) and the inode chunks (XFS_IOC_FSINUMBERS).
+ * Directories are mapped with the bmap ioctl, as FIEMAP refuses them.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <linux/fsmap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "owners_xfs.h"
+
+/* The few XFS ioctls used, as fs/xfs/libxfs/xfs_fs.h defines them (the
+ * kernel does not export that header, and xfslibs-dev is not needed for
+ * three structs). */
+struct xfs_getbmap {
+	int64_t bmv_offset, bmv_block, bmv_length;
+	int32_t bmv_count, bmv_entries;
+};
+
+struct xfs_getbmapx {
+	int64_t bmv_offset;		/* 512-byte units */
+	int64_t bmv_block;		/* 512-byte units; -1 a hole, -2 delayed */
+	int64_t bmv_length;
+	int32_t bmv_count, bmv_entries, bmv_iflags, bmv_oflags, bmv_unused1, bmv_unused2;
+};
+
+struct xfs_fsop_bulkreq {
+	uint64_t *lastip;
+	int32_t icount;
+	void *ubuffer;
+	int32_t *ocount;
+};
+
+struct xfs_inogrp {
+	uint64_t xi_startino;
+	int32_t xi_alloccount;
+	uint64_t xi_allocmask;
+};
+
+/* struct xfs_bulkstat: the fields read, at their offsets in its 192 bytes. */
+struct xfs_bulkstat {
+	uint64_t bs_ino, bs_size, bs_blocks, bs_xflags;
+	int64_t bs_atime, bs_mtime, bs_ctime, bs_btime;
+	uint32_t bs_gen, bs_uid, bs_gid, bs_projectid;
+	uint32_t bs_atime_nsec, bs_mtime_nsec, bs_ctime_nsec, bs_btime_nsec;
+	uint32_t bs_blksize, bs_rdev, bs_cowextsize_blks, bs_extsize_blks;
+	uint32_t bs_nlink, bs_extents, bs_aextents;
+	uint16_t bs_version, bs_forkoff, bs_sick, bs_checked, bs_mode, bs_pad2;
+	uint64_t bs_extents64;
+	uint64_t bs_pad[6];
+};
+
+struct xfs_bulk_ireq {
+	uint64_t ino;
+	uint32_t flags, icount, ocount, agno;
+	uint64_t reserved[5];
+};
+
+struct xfs_bulkstat_req {
+	struct xfs_bulk_ireq hdr;
+	struct xfs_bulkstat bulkstat[];
+};
+
+#define XFS_IOC_GETBMAPX _IOWR('X', 56, struct xfs_getbmap)
+#define XFS_IOC_BULKSTAT _IOR('X', 127, struct xfs_bulkstat_req)
+/* An XFS file handle: inode number and generation (struct xfs_fid64). */
+#define XFS_FILEID_INO64_GEN 0x81
+#define XFS_IOC_FSINUMBERS _IOWR('X', 103, struct xfs_fsop_bulkreq)
+#define BMV_IF_PREALLOC 0x4
+#define BMV_IF_NO_HOLES 0x10
+#define BMV_OF_PREALLOC 0x1
+#define BMV_OF_LAST 0x4
+#define BMV_OF_SHARED 0x8
+#define XFS_INODES_PER_CHUNK 64
+
+static bool pow2_between(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+
+void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
+{
+	uint8_t sb[512];
+	_cleanup_close_ int fd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	memset(g, 0, sizeof(*g));
+	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
+		return;
+	g->blocksize = get_be32(sb + 4);
+	g->logstart = get_be64(sb + 48);
+	g->agblocks = get_be32(sb + 84);
+	g->agcount = get_be32(sb + 88);
+	g->logblocks = get_be32(sb + 96);
+	g->sectsize = get_be16(sb + 102);
+	g->inodesize = get_be16(sb + 104);
+	g->inopblog = sb[123];
+	g->agblklog = sb[124];
+	if ((get_be16(sb + 100) & 0xf) == 5) {
+		g->v5 = true;
+		g->sparse = get_be32(sb + 216) & 0x2;	/* XFS_SB_FEAT_INCOMPAT_SPINODES */
+		g->nrext64 = get_be32(sb + 216) & 0x20;	/* XFS_SB_FEAT_INCOMPAT_NREXT64 */
+		g->spino_align = get_be32(sb + 228);
+	}
+	/* Never trusted further than it checks out: a damaged superblock
+	 * names nothing. */
+	g->ok = pow2_between(g->blocksize, 512, 65536) && pow2_between(g->sectsize, 512, g->blocksize) &&
+		pow2_between(g->inodesize, 256, 2048) && g->inodesize <= g->blocksize &&
+		g->blocksize / g->inodesize == 1u << g->inopblog && g->agblklog < 32 && g->agblocks &&
+		g->agblocks <= 1ull << g->agblklog && g->agcount;
+}
+
+uint64_t owners_xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
+{
+	uint64_t bno = byte / g->blocksize, agno = bno / g->agblocks, agbno = bno % g->agblocks;
+	uint64_t in_block = (byte % g->blocksize) >> (__builtin_ctz(g->blocksize) - g->inopblog);
+
+	return agno << (g->agblklog + g->inopblog) | agbno << g->inopblog | in_block;
+}
+
+/* The byte where inode ino's record starts; false for a number that is
+ * not in the file system. */
+static bool ino_byte(const struct xfs_geo *g, uint64_t ino, uint64_t *byte)
+{
+	uint64_t agno = ino >> (g->agblklog + g->inopblog);
+	uint64_t agbno = (ino >> g->inopblog) & ((1ull << g->agblklog) - 1);
+	uint64_t slot = ino & ((1ull << g->inopblog) - 1);
+
+	if (agno >= g->agcount || agbno >= g->agblocks)
+		return false;
+	*byte = (agno * g->agblocks + agbno) * g->blocksize + slot * g->inodesize;
+	return true;
+}
+
+int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), void *ctx)
+{
+	enum { N = 128 };
+	_cleanup_free_ struct xfs_getbmapx *b = calloc(N + 1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b[0].bmv_length = -1;
+	b[0].bmv_count = N + 1;
+	b[0].bmv_iflags = BMV_IF_PREALLOC | BMV_IF_NO_HOLES;
+	for (;;) {
+		if (ioctl(fd, XFS_IOC_GETBMAPX, b) < 0)
+			return -errno;
+		if (b[0].bmv_entries <= 0)
+			return 0;
+		for (int i = 1; i <= b[0].bmv_entries && i <= N; i++) {
+			const struct xfs_getbmapx *m = &b[i];
+			if (m->bmv_block >= 0 && m->bmv_length > 0) {
+				struct xfs_extent x = { .logical = (uint64_t)m->bmv_offset * 512,
+							.physical = (uint64_t)m->bmv_block * 512,
+							.length = (uint64_t)m->bmv_length * 512,
+							.unwritten = m->bmv_oflags & BMV_OF_PREALLOC,
+							.shared = m->bmv_oflags & BMV_OF_SHARED };
+				int r = fn(ctx, &x);
+				if (r < 0)
+					return r;
+			}
+			if (m->bmv_oflags & BMV_OF_LAST)
+				return 0;
+		}
+		/* The kernel moved the header past what it returned. */
+		if (b[0].bmv_length <= 0)
+			return 0;
+	}
+}
+
+/* ------------------------------------------------------------------ metadata without a reverse map */
+
+struct span {
+	uint64_t start, end;
+	const char *metadata;		/* NULL: free inodes, or a sparse chunk's hole */
+	bool inodes;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+	const struct want_set *left;	/* sorted, indexed: only spans that touch these */
+};
+
+static int span_add(struct spans *s, uint64_t start, uint64_t end, const char *metadata, bool inodes)
+{
+	size_t k = owners_want_first(s->left, start);
+
+	if (start >= end || k >= s->left->n || s->left->v[k].start >= end)
+		return 0;
+	if (GREEDY_REALLOC(s->v, s->cap, s->n + 1) < 0)
+		return -ENOMEM;
+	s->v[s->n++] = (struct span){ start, end, metadata, inodes };
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Each allocation group starts with its superblock, AGF, AGI and AGFL, a
+ * sector each, in the blocks up to the AGFL's; the internal log is where
+ * the superblock says. */
+static int fixed_spans(struct spans *s, const struct xfs_geo *g)
+{
+	uint64_t bs = g->blocksize, head = (3ull * g->sectsize / bs + 1) * bs;
+	int r = 0;
+
+	for (uint64_t ag = 0; ag < g->agcount && r == 0; ag++)
+		r = span_add(s, ag * g->agblocks * bs, ag * g->agblocks * bs + head,
+			     "superblock and allocation group headers", false);
+	if (r == 0 && g->logstart && g->logblocks) {
+		uint64_t agno = g->logstart >> g->agblklog, agbno = g->logstart & ((1ull << g->agblklog) - 1);
+		if (agno < g->agcount && agbno + g->logblocks <= g->agblocks)
+			r = span_add(s, (agno * g->agblocks + agbno) * bs,
+				     (agno * g->agblocks + agbno + g->logblocks) * bs, "log", false);
+	}
+	return r;
+}
+
+/* One inode chunk, in parts of the size sparse chunks are allocated in: a
+ * part with an inode in use is surely inodes; with none, on a file system
+ * with sparse chunks, it may be a hole the chunk never had. */
+static int chunk_spans(struct spans *s, const struct xfs_geo *g, const struct xfs_inogrp *c)
+{
+	unsigned per = XFS_INODES_PER_CHUNK;
+	int r = 0;
+
+	if (g->sparse) {
+		uint64_t part = (uint64_t)(g->spino_align ? g->spino_align : 1) * g->blocksize / g->inodesize;
+		per = part && part < XFS_INODES_PER_CHUNK ? (unsigned)part : XFS_INODES_PER_CHUNK;
+	}
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && r == 0; i += per) {
+		uint64_t a, b;
+		uint64_t mask = per == 64 ? UINT64_MAX : ((1ull << per) - 1) << i;
+		if (!ino_byte(g, c->xi_startino + i, &a) || !ino_byte(g, c->xi_startino + i + per - 1, &b) || b < a)
+			continue;
+		bool sure = !g->sparse || (c->xi_allocmask & mask);
+		r = span_add(s, a, b + g->inodesize, sure ? "inode table" : NULL, true);
+	}
+	return r;
+}
+
+/* Every inode chunk of the file system, in inode order, to fn: -errno
+ * when XFS will not list them (no privilege). */
+static int each_chunk(int rootfd, int (*fn)(void *ctx, const struct xfs_inogrp *c), void *ctx)
+{
+	enum { N = 256 };
+	_cleanup_free_ struct xfs_inogrp *buf = calloc(N, sizeof(*buf));
+	uint64_t last = 0;
+	int32_t count = 0;
+	struct xfs_fsop_bulkreq req = { .lastip = &last, .icount = N, .ubuffer = buf, .ocount = &count };
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (ioctl(rootfd, XFS_IOC_FSINUMBERS, &req) < 0)
+			return -errno;
+		if (count <= 0)
+			return 0;
+		for (int32_t i = 0; i < count && i < N; i++)
+			if ((r = fn(ctx, &buf[i])) < 0)
+				return r;
+	}
+}
+
+struct chunk_spans_ctx {
+	struct spans *s;
+	const struct xfs_geo *g;
+};
+
+static int chunk_spans_one(void *ctx, const struct xfs_inogrp *c)
+{
+	struct chunk_spans_ctx *x = ctx;
+
+	return chunk_spans(x->s, x->g, c);
+}
+
+static int add_span_owner(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
+			  const struct want *w, uint64_t s, uint64_t e, const struct span *sp)
+{
+	struct integrity_owner ow = { .kind = INTEGRITY_OWNER_METADATA, .fs = &fs->pub, .metadata = sp->metadata };
+
+	if (!sp->metadata) {
+		ow.kind = INTEGRITY_OWNER_UNKNOWN;
+		ow.note = "in use, in an inode chunk where no inode is in use: free inodes, "
+			  "or other metadata in a hole of a sparse inode chunk";
+	}
+	owners_span(&ow, w->piece, s, e);
+	if (sp->inodes) {
+		ow.first_inode = owners_xfs_ino_at(g, s);
+		ow.last_inode = owners_xfs_ino_at(g, e - 1);
+	}
+	return owners_add(o, w->piece->range, &ow);
+}
+
+static int add_rest(struct integrity_owners *o, const struct fs_entry *fs, const struct want *w, uint64_t s,
+		    uint64_t e, const char *extra_note)
+{
+	char note[320];
+
+	if (s >= e)
+		return 0;
+	snprintf(note, sizeof(note),
+		 "in use, in no file's data or directory: XFS btrees, extent maps, extended attributes or "
+		 "symlinks, or a file deleted while open (without the reverse-mapping btree XFS cannot say "
+		 "which)%s",
+		 extra_note ? extra_note : "");
+	return owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_UNKNOWN, NULL, note);
+}
+
+int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
+			int rootfd, struct want_set *ws, const char *extra_note)
+{
+	struct want_set left = { 0 };
+	struct spans sp = { .left = &left };
+	int r = 0;
+
+	for (size_t i = 0; i < ws->n && r == 0; i++)
+		if (!ws->v[i].found)
+			r = owners_want_add(&left, &ws->v[i]);
+	if (r == 0)
+		r = owners_want_index(&left);
+	if (r == 0 && g->ok)
+		r = fixed_spans(&sp, g);
+	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
+	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ &sp, g }) == -ENOMEM)
+		r = -ENOMEM;
+	if (r == 0 && sp.n)
+		qsort(sp.v, sp.n, sizeof(*sp.v), span_cmp);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		struct want *w = &ws->v[i];
+		if (w->found)
+			continue;
+		uint64_t at = w->start;
+		/* Spans do not overlap on a sound file system; clipped if they do. */
+		for (size_t k = 0; k < sp.n && r == 0 && at < w->end; k++) {
+			const struct span *x = &sp.v[k];
+			if (x->end <= at || x->start >= w->end)
+				continue;
+			r = add_rest(o, fs, w, at, x->start, extra_note);
+			uint64_t s = x->start > at ? x->start : at, e = x->end < w->end ? x->end : w->end;
+			if (r == 0)
+				r = add_span_owner(o, fs, g, w, s, e, x);
+			at = e;
+		}
+		if (r == 0)
+			r = add_rest(o, fs, w, at, w->end, extra_note);
+		w->found = true;
+	}
+	free(sp.v);
+	owners_want_free(&left);
+	return r;
+}
+
+/* ------------------------------------------------------------------ owners without a reverse map */
+
+struct chunk {
+	uint64_t startino, distance;
+};
+
+struct finder {
+	const struct xfs_geo *g;
+	struct want_set *ws;		/* indexed */
+	uint64_t *left;			/* per want: bytes no unshared extent has covered yet */
+	size_t open;			/* wants with bytes left */
+	struct want_set found;		/* extents in wants, with their inode */
+	uint64_t ino;
+	const uint64_t *asked;		/* already asked, sorted */
+	size_t nasked;
+};
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	return x->distance < y->distance ? -1 : x->distance > y->distance;
+}
+
+static int find_extent(void *ctx, const struct xfs_extent *x)
+{
+	struct finder *f = ctx;
+	uint64_t a = x->physical, b = x->physical + x->length;
+
+	for (size_t k = owners_want_first(f->ws, a); k < f->ws->n && f->ws->v[k].start < b; k++) {
+		const struct want *w = &f->ws->v[k];
+		uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+		if (s >= e || w->inode || w->found)
+			continue;
+		struct want part = { .start = s, .end = e, .piece = w->piece, .inode = f->ino,
+				     .file_offset = x->logical + (s - a),
+				     .flags = (x->shared ? FMR_OF_SHARED : 0) | (x->unwritten ? FMR_OF_PREALLOC : 0) };
+		if (owners_want_add(&f->found, &part) < 0)
+			return -ENOMEM;
+		if (!x->shared && f->left[k]) {
+			f->left[k] = f->left[k] > e - s ? f->left[k] - (e - s) : 0;
+			if (!f->left[k])
+				f->open--;
+		}
+	}
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The extents of one inode, opened by its handle: the kernel's word. */
+static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t gen, uint16_t mode)
+{
+	union {
+		struct file_handle fh;
+		unsigned char bytes[sizeof(struct file_handle) + 12];
+	} h;
+	bool dir = S_ISDIR(mode);
+
+	if (!(S_ISREG(mode) || dir))
+		return 0;
+	h.fh.handle_bytes = 12;
+	h.fh.handle_type = XFS_FILEID_INO64_GEN;
+	memcpy(h.fh.f_handle, &ino, 8);
+	memcpy(h.fh.f_handle + 8, &gen, 4);
+	int fd = open_by_handle_at(rootfd, &h.fh,
+				   O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : O_NOATIME));
+	if (fd < 0)
+		return errno == ESTALE || errno == ENOENT ? 0 : -errno;	/* gone since */
+	f->ino = ino;
+	int r = owners_xfs_bmap(fd, find_extent, f);
+	close(fd);
+	return r == -ENOMEM ? r : 0;
+}
+
+/* Whether the extents an inode on the device lists touch a want: a file
+ * in the extents format read directly, one in the btree format always
+ * asked.  The device may lag behind the kernel (XFS writes inodes back
+ * late), so this only chooses whom to ask first. */
+static bool disk_inode_touches(const struct finder *f, const uint8_t *d, uint64_t ino)
+{
+	const struct xfs_geo *g = f->g;
+	uint16_t mode = get_be16(d + 2);
+	uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
+	size_t fork = d[82] ? (size_t)d[82] * 8 : g->inodesize - 176u;
+
+	if (get_be16(d) != 0x494e || d[4] != 3 || get_be64(d + 152) != ino || !(S_ISREG(mode) || S_ISDIR(mode)))
+		return false;
+	if (d[5] == 3)
+		return true;	/* btree: its leaves are not here */
+	if (d[5] != 2 || n > fork / 16)
+		return false;
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *x = d + 176 + 16 * i;
+		uint64_t l0 = get_be64(x), l1 = get_be64(x + 8);
+		uint64_t fsb = (l0 & 0x1ff) << 43 | l1 >> 21, len = l1 & ((1u << 21) - 1);
+		uint64_t agno = fsb >> g->agblklog, agbno = fsb & ((1ull << g->agblklog) - 1);
+		if (agno >= g->agcount || agbno >= g->agblocks)
+			continue;
+		uint64_t a = (agno * g->agblocks + agbno) * g->blocksize, b = a + len * g->blocksize;
+		for (size_t k = owners_want_first(f->ws, a); k < f->ws->n && f->ws->v[k].start < b; k++)
+			if (!f->ws->v[k].inode && !f->ws->v[k].found && f->ws->v[k].end > a)
+				return true;
+	}
+	return false;
+}
+
+struct disk_pass {
+	struct finder *f;
+	int devfd, rootfd;
+	uint8_t *buf;
+	uint64_t *asked;		/* inodes asked: not again */
+	size_t nasked, capasked;
+};
+
+static int disk_chunk(void *ctx, const struct xfs_inogrp *c)
+{
+	struct disk_pass *p = ctx;
+	const struct xfs_geo *g = p->f->g;
+	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
+	uint64_t byte;
+
+	if (!p->f->open || !c->xi_allocmask || !ino_byte(g, c->xi_startino, &byte) ||
+	    pread(p->devfd, p->buf, len, (off_t)byte) != (ssize_t)len)
+		return 0;
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && p->f->open; i++) {
+		const uint8_t *d = p->buf + (size_t)i * g->inodesize;
+		uint64_t ino = c->xi_startino + i;
+		if (!(c->xi_allocmask >> i & 1) || !disk_inode_touches(p->f, d, ino))
+			continue;
+		if (GREEDY_REALLOC(p->asked, p->capasked, p->nasked + 1) < 0)
+			return -ENOMEM;
+		p->asked[p->nasked++] = ino;
+		int r = find_in_inode(p->f, p->rootfd, ino, get_be32(d + 92), get_be16(d + 2));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static uint64_t chunk_distance(const struct want_set *ws, uint64_t byte)
+{
+	size_t k = owners_want_first(ws, byte);
+	uint64_t d = UINT64_MAX;
+
+	/* The nearest want after it, and the one before. */
+	if (k < ws->n)
+		d = ws->v[k].start > byte ? ws->v[k].start - byte : 0;
+	if (k > 0 && byte - ws->v[k - 1].end < d)
+		d = byte >= ws->v[k - 1].end ? byte - ws->v[k - 1].end : 0;
+	return d;
+}
+
+struct chunk_list {
+	const struct xfs_geo *g;
+	const struct want_set *ws;
+	struct chunk *v;
+	size_t n, cap;
+};
+
+static int chunk_list_add(void *ctx, const struct xfs_inogrp *c)
+{
+	struct chunk_list *l = ctx;
+	uint64_t byte;
+
+	if (!ino_byte(l->g, c->xi_startino, &byte))
+		return 0;
+	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
+		return -ENOMEM;
+	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte) };
+	return 0;
+}
+
+static int find_in_chunk(struct finder *f, int rootfd, struct xfs_bulkstat_req *req, uint64_t startino)
+{
+	memset(&req->hdr, 0, sizeof(req->hdr));
+	req->hdr.ino = startino;
+	req->hdr.icount = XFS_INODES_PER_CHUNK;
+	if (ioctl(rootfd, XFS_IOC_BULKSTAT, req) < 0)
+		return -errno;
+	for (uint32_t i = 0; i < req->hdr.ocount && i < XFS_INODES_PER_CHUNK && f->open; i++) {
+		const struct xfs_bulkstat *b = &req->bulkstat[i];
+		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
+		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
+			break;
+		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), u64_cmp)))
+			continue;
+		int r = find_in_inode(f, rootfd, b->bs_ino, b->bs_gen, b->bs_mode);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Splits each want that extents were found in: the extents become wants
+ * with their inode, as a reverse map gives them; the bytes between them
+ * stay wants with none. */
+static int split_wants(struct want_set *ws, struct want_set *found)
+{
+	struct want_set out = { 0 };
+	int r = 0;
+
+	r = owners_want_index(found);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		const struct want *w = &ws->v[i];
+		if (w->inode || w->found) {
+			r = owners_want_add(&out, w);
+			continue;
+		}
+		uint64_t at = w->start;
+		for (size_t k = owners_want_first(found, w->start); k < found->n && found->v[k].start < w->end && r == 0;
+		     k++) {
+			const struct want *x = &found->v[k];
+			if (x->piece != w->piece || x->end <= w->start)
+				continue;
+			if (x->start > at)
+				r = owners_want_add(&out, &(struct want){ .start = at, .end = x->start, .piece = w->piece });
+			if (r == 0)
+				r = owners_want_add(&out, x);
+			if (x->end > at)
+				at = x->end;
+		}
+		if (r == 0 && at < w->end)
+			r = owners_want_add(&out, &(struct want){ .start = at, .end = w->end, .piece = w->piece });
+	}
+	if (r == 0)
+		r = owners_want_index(&out);
+	if (r < 0) {
+		owners_want_free(&out);
+		return r;
+	}
+	owners_want_free(ws);
+	*ws = out;
+	return 0;
+}
+
+/* First the inodes whose extents on the device touch a want. */
+static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, uint64_t **asked, size_t *nasked)
+{
+	struct disk_pass p = { .f = f, .rootfd = rootfd };
+	int r;
+
+	*asked = NULL;
+	*nasked = 0;
+	if (!f->g->v5)
+		return 0;
+	/* Direct: XFS writes inodes back around the device's page cache, so a
+	 * cached page would stay as stale as the first read left it. */
+	p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
+	if (p.devfd < 0)
+		return 0;
+	if (posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * f->g->inodesize))
+		p.buf = NULL;
+	r = p.buf ? each_chunk(rootfd, disk_chunk, &p) : -ENOMEM;
+	close(p.devfd);
+	free(p.buf);
+	if (r == -ENOMEM) {
+		free(p.asked);
+		return r;
+	}
+	if (p.nasked)
+		qsort(p.asked, p.nasked, sizeof(*p.asked), u64_cmp);
+	*asked = p.asked;
+	*nasked = p.nasked;
+	return 0;
+}
+
+int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws)
+{
+	_cleanup_free_ uint64_t *asked = NULL;
+	struct finder f = { .g = g, .ws = ws };
+	_cleanup_free_ struct chunk *chunks = NULL;
+	_cleanup_free_ struct xfs_bulkstat_req *req = NULL;
+	size_t nchunks = 0;
+	int r;
+
+	if (!g->ok)
+		return -EINVAL;
+	f.left = calloc(ws->n ? ws->n : 1, sizeof(*f.left));
+	req = calloc(1, sizeof(*req) + XFS_INODES_PER_CHUNK * sizeof(struct xfs_bulkstat));
+	if (!f.left || !req) {
+		free(f.left);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ws->n; i++)
+		if (!ws->v[i].inode && !ws->v[i].found) {
+			f.left[i] = ws->v[i].end - ws->v[i].start;
+			f.open++;
+		}
+	r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
+	f.asked = asked;
+	if (r < 0 || !f.open) {
+		if (r == 0)
+			r = split_wants(ws, &f.found);
+		owners_want_free(&f.found);
+		free(f.left);
+		return r;
+	}
+	struct chunk_list l = { .g = g, .ws = ws };
+	r = each_chunk(rootfd, chunk_list_add, &l);
+	chunks = l.v;
+	nchunks = l.n;
+	if (r == 0 && nchunks)
+		qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
+	for (size_t i = 0; i < nchunks && f.open && r == 0; i++)
+		r = find_in_chunk(&f, rootfd, req, chunks[i].startino);
+	if (r == 0)
+		r = split_wants(ws, &f.found);
+	owners_want_free(&f.found);
+	free(f.left);
+	return r;
+}

@@ -4,7 +4,8 @@
  * Configuration that names block devices by names that can move (kernel
  * names, device numbers, by-path links) in fstab, crypttab, mdadm.conf,
  * systemd mount and swap units, the kernel command line, GRUB's defaults
- * and initramfs-tools' resume setting; what each names now, its stable
+ * and initramfs-tools' resume setting (and, reported only, LVM filters,
+ * udev rules and multipath.conf); what each names now, its stable
  * names, the one to use instead; and disks whose protection is off, whose
  * policy is off, or that no timer scrubs.  The fixes are planned here and
  * written by integrity_audit_file_fix().

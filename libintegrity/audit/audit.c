@@ -384,6 +384,14 @@ static const char *fix_note(const struct audit_file *file, const struct audit_re
 	if (file->kind == AUDIT_SWAP_UNIT)
 		return "a swap unit is named after its What=: not written by --fix; make a unit named after the "
 		       "recommended path (systemd-escape --path --suffix=swap) and disable this one";
+	if (file->kind == AUDIT_LVM)
+		return "an LVM filter is a regular expression, not rewritten by --fix: LVM matches every name of a "
+		       "device, so write the recommended path into the pattern (a|^/dev/disk/by-id/...$|)";
+	if (file->kind == AUDIT_UDEV_RULES)
+		return "not rewritten by --fix: match what the device is, not its name (ENV{ID_FS_UUID}, "
+		       "ENV{ID_PART_ENTRY_UUID}, ENV{ID_WWN}; udevadm info shows them)";
+	if (file->kind == AUDIT_MULTIPATH)
+		return "not rewritten by --fix: name the device by its wwid (multipath -ll shows it), not by devnode";
 	if (!ref->fixable)
 		return "not written by --fix";
 	if (file->kind == AUDIT_GRUB)
@@ -542,10 +550,18 @@ static int cmp_names(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Mount, automount and swap units in root's /etc/systemd/system. */
-static int add_units(struct integrity_audit *a)
+static bool has_suffix(const char *name, const char *suffix)
 {
-	_cleanup_free_ char *dir = under_root(a, "/etc/systemd/system");
+	size_t l = strlen(name), sl = strlen(suffix);
+	return l > sl && strcmp(name + l - sl, suffix) == 0;
+}
+
+/* The files of a directory under the root that end in one of suffixes,
+ * in name order: the kind of each from kind_of(). */
+static int add_dir(struct integrity_audit *a, const char *dir_path, const char *const *suffixes, size_t nsuffixes,
+		   enum audit_file_kind (*kind_of)(const char *name))
+{
+	_cleanup_free_ char *dir = under_root(a, dir_path);
 	struct strv names = { 0 };
 	struct dirent *e;
 	int r = 0;
@@ -555,27 +571,46 @@ static int add_units(struct integrity_audit *a)
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	if (!d)
 		return 0;
-	while ((e = readdir(d)) && r == 0) {
-		size_t l = strlen(e->d_name);
-		if ((l > 6 && strcmp(e->d_name + l - 6, ".mount") == 0) ||
-		    (l > 10 && strcmp(e->d_name + l - 10, ".automount") == 0) ||
-		    (l > 5 && strcmp(e->d_name + l - 5, ".swap") == 0))
-			r = strv_push(&names, e->d_name);
-	}
+	while ((e = readdir(d)) && r == 0)
+		for (size_t k = 0; k < nsuffixes; k++)
+			if (has_suffix(e->d_name, suffixes[k])) {
+				r = strv_push(&names, e->d_name);
+				break;
+			}
 	if (r == 0 && names.n)
 		qsort(names.v, names.n, sizeof(*names.v), cmp_names);
 	for (size_t i = 0; i < names.n && r == 0; i++) {
-		char *path = str_printf("/etc/systemd/system/%s", names.v[i]);
-		size_t l = strlen(names.v[i]);
+		char *path = str_printf("%s/%s", dir_path, names.v[i]);
 		if (!path) {
 			r = -ENOMEM;
 			break;
 		}
-		r = add_file(a, path, strcmp(names.v[i] + l - 5, ".swap") == 0 ? AUDIT_SWAP_UNIT : AUDIT_MOUNT_UNIT);
+		r = add_file(a, path, kind_of(names.v[i]));
 		free(path);
 	}
 	strv_clear(&names);
 	return r;
+}
+
+static enum audit_file_kind unit_kind(const char *name)
+{
+	return has_suffix(name, ".swap") ? AUDIT_SWAP_UNIT : AUDIT_MOUNT_UNIT;
+}
+
+static enum audit_file_kind rules_kind(const char *name _unused_)
+{
+	return AUDIT_UDEV_RULES;
+}
+
+/* Mount, automount and swap units in root's /etc/systemd/system; udev's
+ * rules in /etc/udev/rules.d. */
+static int add_dirs(struct integrity_audit *a)
+{
+	static const char *const units[] = { ".mount", ".automount", ".swap" };
+	static const char *const rules[] = { ".rules" };
+	int r = add_dir(a, "/etc/systemd/system", units, ARRAY_SIZE(units), unit_kind);
+
+	return r < 0 ? r : add_dir(a, "/etc/udev/rules.d", rules, ARRAY_SIZE(rules), rules_kind);
 }
 
 /* ---------------------------------------------------------------- disks */
@@ -801,6 +836,8 @@ INTEGRITY_EXPORT int integrity_audit_run(struct integrity_context *ctx, const ch
 		{ "/etc/mdadm.conf", AUDIT_MDADM },
 		{ "/etc/default/grub", AUDIT_GRUB },
 		{ "/etc/initramfs-tools/conf.d/resume", AUDIT_RESUME },
+		{ "/etc/lvm/lvm.conf", AUDIT_LVM },
+		{ "/etc/multipath.conf", AUDIT_MULTIPATH },
 	};
 	struct integrity_audit *a;
 	int r = 0;
@@ -829,7 +866,7 @@ INTEGRITY_EXPORT int integrity_audit_run(struct integrity_context *ctx, const ch
 	if (r == 0 && this_system)
 		r = add_file(a, "/proc/cmdline", AUDIT_CMDLINE);
 	if (r == 0)
-		r = add_units(a);
+		r = add_dirs(a);
 	if (r == 0 && !(flags & INTEGRITY_AUDIT_NO_DEVICES))
 		r = audit_disks(a);
 	a->state_dir = NULL;	/* the caller's string */

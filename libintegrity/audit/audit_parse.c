@@ -507,6 +507,139 @@ static int parse_unit(struct audit_text *t, bool swap)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- patterns: LVM, udev, multipath */
+
+/* A pattern that names one device: "^/dev/sdb1$", "sdb" (anchors
+ * dropped), with nothing a regular expression or glob would widen.  The
+ * name's place within s and the device path it stands for. */
+static char *pattern_device(const char *s, size_t len, size_t *off, size_t *plen)
+{
+	size_t b = 0, e = len;
+
+	if (b < e && s[b] == '^')
+		b++;
+	if (e > b && s[e - 1] == '$')
+		e--;
+	if (e == b)
+		return NULL;
+	for (size_t i = b; i < e; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("/_:-", s[i]))
+			return NULL;
+	*off = b;
+	*plen = e - b;
+	char *path = s[b] == '/' ? copy(s + b, e - b) : NULL;
+	if (s[b] != '/' && asprintf(&path, "/dev/%.*s", (int)(e - b), s + b) < 0)
+		path = NULL;
+	return path;
+}
+
+/* A reference for a pattern that names one device that can move. */
+static int pattern_ref(struct audit_text *t, unsigned line, size_t at, const char *s, size_t len,
+		       enum audit_form form, const char *field)
+{
+	size_t off, plen;
+	char *path = pattern_device(s, len, &off, &plen);
+
+	if (!path)
+		return 0;
+	if (!audit_unstable_reason(path)) {
+		free(path);
+		return 0;
+	}
+	return add_ref(t, line, at + off, plen, path, form, false, field);
+}
+
+/* lvm.conf: the strings of filter = [ "a|...|", "r|...|" ] and
+ * global_filter, over as many lines as the list takes.  Never rewritten:
+ * no line is refused. */
+static int parse_lvm(struct audit_text *t)
+{
+	const char *field = NULL;
+	bool list = false;
+	int r;
+
+	for (size_t i = 0; i < t->nlines; i++) {
+		const char *s = t->data + t->start[i];
+		size_t len = t->len[i], p = skip_blanks(s, len);
+		unsigned line = (unsigned)i + 1;
+		if (!line_readable(t, i))
+			continue;
+		if (!field) {
+			static const char *const keys[] = { "global_filter", "filter" };
+			for (size_t k = 0; k < ARRAY_SIZE(keys) && !field; k++) {
+				size_t kl = strlen(keys[k]), q = p + kl;
+				if (!starts_with(s + p, len - p, keys[k]))
+					continue;
+				q += skip_blanks(s + q, len - q);
+				if (q < len && s[q] == '=') {
+					field = keys[k];
+					p = q + 1 + skip_blanks(s + q + 1, len - q - 1);
+					list = p < len && s[p] == '[';
+				}
+			}
+			if (!field)
+				continue;
+		}
+		while (p < len && field) {
+			if (s[p] == '#')
+				break;
+			if (s[p] == ']') {
+				field = NULL;
+				break;
+			}
+			if (s[p] != '"') {
+				p++;
+				continue;
+			}
+			size_t e = p + 1;
+			while (e < len && s[e] != '"')
+				e++;
+			/* "a|PATTERN|": the action, a delimiter, the pattern. */
+			if (e - p > 4 && (s[p + 1] == 'a' || s[p + 1] == 'r')) {
+				char d = s[p + 2];
+				const char *end = memchr(s + p + 3, d, e - p - 3);
+				if (end && (r = pattern_ref(t, line, p + 3, s + p + 3, (size_t)(end - (s + p + 3)),
+							    AUDIT_FORM_PATH, field)) < 0)
+					return r;
+			}
+			p = e + 1;
+			if (!list)
+				field = NULL;
+		}
+	}
+	return 0;
+}
+
+/* The quoted value after key (KERNEL==, devnode) wherever it stands on
+ * a line that is not a comment. */
+static int parse_keyed_patterns(struct audit_text *t, const char *key, enum audit_form form, const char *field)
+{
+	size_t kl = strlen(key);
+	int r;
+
+	for (size_t i = 0; i < t->nlines; i++) {
+		const char *s = t->data + t->start[i];
+		size_t len = t->len[i], p = skip_blanks(s, len);
+		if (!line_readable(t, i) || p == len || s[p] == '#' || s[p] == '!')
+			continue;
+		for (size_t k = p; k + kl < len; k++) {
+			if (strncmp(s + k, key, kl) != 0 || (k > 0 && (isalnum((unsigned char)s[k - 1]) || s[k - 1] == '_')))
+				continue;
+			size_t q = k + kl;
+			q += skip_blanks(s + q, len - q);
+			if (q >= len || s[q] != '"')
+				continue;
+			size_t e = q + 1;
+			while (e < len && s[e] != '"')
+				e++;
+			if (e < len && (r = pattern_ref(t, (unsigned)i + 1, q + 1, s + q + 1, e - q - 1, form, field)) < 0)
+				return r;
+			k = e;
+		}
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- the kernel's command line */
 
 static int parse_cmdline(struct audit_text *t)
@@ -545,6 +678,12 @@ int audit_parse(enum audit_file_kind kind, const char *data, size_t size, struct
 		return parse_unit(t, true);
 	case AUDIT_CMDLINE:
 		return parse_cmdline(t);
+	case AUDIT_LVM:
+		return parse_lvm(t);
+	case AUDIT_UDEV_RULES:
+		return parse_keyed_patterns(t, "KERNEL==", AUDIT_FORM_TAG, "KERNEL==");
+	case AUDIT_MULTIPATH:
+		return parse_keyed_patterns(t, "devnode", AUDIT_FORM_PATH, "devnode");
 	}
 	return -EINVAL;
 }

@@ -227,6 +227,27 @@ assert files["/etc/mdadm/mdadm.conf"]["parsed"] is True
 	cmp fstab.orig root/etc/fstab
 }
 
+@test "audit: LVM filters, udev rules and multipath.conf are reported, never rewritten" {
+	fixture
+	mkdir -p root/etc/lvm root/etc/udev/rules.d
+	printf '%s\n' 'devices {' '	filter = [ "a|^/dev/sda3$|", "a|/dev/disk/by-id/.*|",' '		"r|.*|" ]' '}' \
+		>root/etc/lvm/lvm.conf
+	printf '%s\n' 'ACTION=="add", KERNEL=="sda", ATTR{queue/scheduler}="none"' \
+		'ACTION=="add", KERNEL=="sd*", ATTR{queue/read_ahead_kb}="1024"' >root/etc/udev/rules.d/60-sched.rules
+	printf '%s\n' 'blacklist {' '	devnode "^nvme0n1$"' '}' >root/etc/multipath.conf
+	cp -r root/etc etc.orig
+	run audit --fix
+	assert_output --partial '/etc/lvm/lvm.conf:2: /dev/sda3 (filter) is a kernel name'
+	assert_output --partial 'an LVM filter is a regular expression, not rewritten by --fix'
+	assert_output --partial '/etc/udev/rules.d/60-sched.rules:1: /dev/sda (KERNEL==) is a kernel name'
+	assert_output --partial 'ENV{ID_WWN}'
+	assert_output --partial '/etc/multipath.conf:2: /dev/nvme0n1 (devnode)'
+	refute_output --partial '/etc/udev/rules.d/60-sched.rules:2:'
+	diff etc.orig/lvm/lvm.conf root/etc/lvm/lvm.conf
+	diff etc.orig/udev/rules.d/60-sched.rules root/etc/udev/rules.d/60-sched.rules
+	diff etc.orig/multipath.conf root/etc/multipath.conf
+}
+
 @test "audit: a clean system exits 0" {
 	sysfs_disk "$BATS_TEST_TMPDIR/sys" sdb 8:16 4194304 devices/pci0000:00/0000:00:1f.2/ata1/host1/target1:0:0/1:0:0:0
 	mkdir -p root/etc

@@ -241,6 +241,50 @@ static void test_cmdline(void **state)
 	audit_text_clear(&t);
 }
 
+static void test_patterns(void **state)
+{
+	struct audit_text t;
+
+	parse(AUDIT_LVM,
+	      "devices {\n"
+	      "\t# filter = [ \"a|/dev/sdz1|\" ]\n"
+	      "\tfilter = [ \"a|^/dev/sdb1$|\", \"a|/dev/disk/by-id/.*|\",\n"
+	      "\t\t\"r|.*|\" ]\n"
+	      "\tglobal_filter = \"r|nvme0n1|\"\n"
+	      "\tscan = [ \"/dev\" ]\n"
+	      "}\n",
+	      &t);
+	assert_int_equal(t.bad_line, 0);
+	assert_int_equal(t.nrefs, 2);
+	check_ref(&t, 0, 3, "/dev/sdb1", "/dev/sdb1");
+	assert_string_equal(t.refs[0].field, "filter");
+	check_ref(&t, 1, 5, "nvme0n1", "/dev/nvme0n1");
+	assert_string_equal(t.refs[1].field, "global_filter");
+	assert_false(t.refs[0].fixable);
+	audit_text_clear(&t);
+
+	parse(AUDIT_UDEV_RULES,
+	      "# one disk's scheduler\n"
+	      "ACTION==\"add\", KERNEL==\"sdb\", ATTR{queue/scheduler}=\"none\"\n"
+	      "ACTION==\"add\", KERNEL==\"sd*\", ATTR{queue/read_ahead_kb}=\"1024\"\n"
+	      "SUBKERNEL==\"sdc\", KERNEL!=\"sdd\"\n",
+	      &t);
+	assert_int_equal(t.nrefs, 1);
+	check_ref(&t, 0, 2, "sdb", "/dev/sdb");
+	audit_text_clear(&t);
+
+	parse(AUDIT_MULTIPATH,
+	      "blacklist {\n"
+	      "    devnode \"^sda$\"\n"
+	      "    devnode \"^(ram|loop)[0-9]*\"\n"
+	      "    wwid 3600508b1001c5a8e\n"
+	      "}\n",
+	      &t);
+	assert_int_equal(t.nrefs, 1);
+	check_ref(&t, 0, 2, "sda", "/dev/sda");
+	audit_text_clear(&t);
+}
+
 static void test_hostile(void **state)
 {
 	struct audit_text t;
@@ -316,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_patterns),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_unstable),
 		cmocka_unit_test(test_decode),

@@ -124,7 +124,8 @@ struct integrity_audit {
 	bool all_loaded;
 };
 
-/* The whole of a regular file (the safe reader, a size cap): 0 or -errno. */
+/* The whole of a regular file (the safe reader, a size cap), read to its
+ * end and NUL-terminated: 0 or -errno. */
 int audit_read_file(const char *path, char **data, size_t *size, mode_t *mode);
 /* The fixed text and the diff of file fi, from its fixable findings. */
 int audit_plan_fix(struct integrity_audit *a, size_t fi);

@@ -23,6 +23,9 @@ enum {
 	EXIT_INTERRUPTED = 4,	/* interrupted, state saved */
 };
 
+/* Where scrubs keep their checkpoints (scrub --state-dir; audit reads them). */
+#define DEFAULT_STATE_DIR "/var/lib/integrityctl"
+
 struct global_options {
 	int json;
 	int raw;
@@ -157,5 +160,6 @@ int cmd_show(int argc, const char **argv);
 int cmd_status(int argc, const char **argv);
 int cmd_resolve(int argc, const char **argv);
 int cmd_udev_helper(int argc, const char **argv);
+int cmd_audit(int argc, const char **argv);
 
 #endif

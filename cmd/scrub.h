@@ -10,7 +10,6 @@
 #include "cmd.h"
 #include "util/safefile.h"
 
-#define DEFAULT_STATE_DIR "/var/lib/integrityctl"
 /* A metrics file larger than this is not one of ours. */
 #define METRICS_MAX_SIZE (1u << 20)
 #define REPORT_VERSION 1

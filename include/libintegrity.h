@@ -11,7 +11,9 @@
  * (checksums and protection information), device.h (block devices, SCSI
  * and NVMe, format), stack.h (what a device is built from), scrub.h,
  * part.h (partitions), naming.h (stable names, history, policy),
- * owners.h (what a block belongs to).  This header includes them all.
+ * owners.h (what a block belongs to), audit.h (configuration that names
+ * devices by names that move, protection left off).  This header includes
+ * them all.
  */
 #ifndef LIBINTEGRITY_H
 #define LIBINTEGRITY_H
@@ -24,5 +26,6 @@
 #include "libintegrity/part.h"
 #include "libintegrity/naming.h"
 #include "libintegrity/owners.h"
+#include "libintegrity/audit.h"
 
 #endif /* LIBINTEGRITY_H */

@@ -49,6 +49,10 @@ setup() {
 	assert_output --no-udev
 	run bash_complete udev-helper --print
 	assert_output --print-rules
+	run bash_complete audit --dr
+	assert_output --dry-run
+	run bash_complete audit --ro
+	assert_output --root
 }
 
 @test "bash: subcommands" {
@@ -184,6 +188,10 @@ zsh_setup() {
 	assert_line --name-prefix
 	run zsh_complete pi verify --st
 	assert_line --stop-at-first
+	run zsh_complete audit --fi
+	assert_line --fix
+	run zsh_complete audit --dr
+	assert_line --dry-run
 }
 
 @test "zsh: option values" {

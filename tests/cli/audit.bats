@@ -1,0 +1,327 @@
+#!/usr/bin/env bats
+# integrityctl audit: configuration under --root naming devices of a fixture
+# sysfs tree, and of real loop devices with file systems (partitions
+# registered with BLKPG: this kernel has no partition parsers).
+
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	: >loops
+}
+
+teardown() {
+	local dev
+	cd "$BATS_TEST_TMPDIR" || return 0
+	while read -r dev; do
+		partx -d "$dev" 2>/dev/null || true
+		losetup -d "$dev" 2>/dev/null || true
+	done <loops
+}
+
+# A fixture sysfs tree (sysfs_example_tree: sda protected with 20
+# partitions, nvme0n1 protected, sdb without protection) and an /etc
+# naming its devices under root/.
+fixture() {
+	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
+	mkdir -p root/etc/mdadm root/etc/systemd/system/timers.target.wants root/etc/default \
+		root/etc/initramfs-tools/conf.d
+	printf '%s\n' \
+		'# /etc/fstab' \
+		'UUID=3acd6cf8-de5e-4536-a00f-5f4df198c1e4 / ext4 errors=remount-ro 0 1' \
+		'/dev/sda3	/srv	ext4	defaults,nofail	0	2' \
+		'  /dev/nvme0n1p1   /data   xfs   defaults   0   2' \
+		'/dev/sdz1 /gone ext4 defaults,nofail 0 2' \
+		'LABEL=my\040data /mnt/my\040data ext4 defaults 0 2' \
+		'tmpfs /tmp tmpfs defaults 0 0' >root/etc/fstab
+	printf '%s\n' \
+		'DEVICE partitions /dev/sda17' \
+		'ARRAY /dev/md0 metadata=1.2 UUID=3b2f6a1c:5d4e4f60:8a910c1d:2e3f4a5b' \
+		'   devices=/dev/sda17,/dev/sda18 # members' >root/etc/mdadm/mdadm.conf
+	printf '%s\n' 'cr_home /dev/sda5 none luks,discard' >root/etc/crypttab
+	printf '%s\n' 'GRUB_DEFAULT=0' 'GRUB_CMDLINE_LINUX_DEFAULT="quiet resume=/dev/sda2"' \
+		'GRUB_CMDLINE_LINUX=""' >root/etc/default/grub
+	printf 'RESUME=/dev/sda2\n' >root/etc/initramfs-tools/conf.d/resume
+	printf '%s\n' '[Unit]' 'Description=Backup' '' '[Mount]' 'What=/dev/sda6' 'Where=/backup' \
+		>root/etc/systemd/system/backup.mount
+	printf '%s\n' '[Swap]' 'What=/dev/sda7' >root/etc/systemd/system/dev-sda7.swap
+}
+
+audit() {
+	ictl audit --sysfs-root "$BATS_TEST_TMPDIR/sys" --root "$BATS_TEST_TMPDIR/root" "$@"
+}
+
+sums() {
+	find root -type f | sort | xargs sha256sum
+}
+
+@test "audit: every kind of file, what each name points at, and the disks" {
+	fixture
+	run audit
+	assert_failure 1
+	assert_output --partial '/etc/fstab:3: /dev/sda3 (device) is a kernel name'
+	assert_output --partial 'now:         sda3 (8:3)'
+	assert_output --partial 'recommended: /dev/disk/by-id/wwn-0x5333333000001f40-part3'
+	assert_output --partial '/etc/fstab:4: /dev/nvme0n1p1 (device) is an NVMe kernel name'
+	assert_output --partial '/etc/fstab:5: /dev/sdz1 (device) is a kernel name'
+	assert_output --partial 'nothing: no device has this name now'
+	assert_output --partial '/etc/crypttab:1: /dev/sda5 (source device)'
+	assert_output --partial '/etc/mdadm/mdadm.conf:1: /dev/sda17 (DEVICE)'
+	assert_output --partial '/etc/mdadm/mdadm.conf:3: /dev/sda18 (devices=)'
+	assert_output --partial 'now:         sda17 (259:1)'
+	assert_output --partial '/etc/default/grub:2: /dev/sda2 (resume=)'
+	assert_output --partial 'run update-grub'
+	assert_output --partial '/etc/initramfs-tools/conf.d/resume:1: /dev/sda2 (RESUME=)'
+	assert_output --partial '/etc/systemd/system/backup.mount:5: /dev/sda6 (What=)'
+	assert_output --partial 'a swap unit is named after its What='
+	assert_output --partial 'sda (8:0): protected (T10-DIF-TYPE1-CRC), but no enabled timer scrubs it'
+	assert_output --partial 'sda (8:0): protected (T10-DIF-TYPE1-CRC), and no complete scrub is recorded'
+	assert_output --partial 'nvme0n1 (259:10): protected (EXT-DIF-TYPE1-CRC64), but no enabled timer'
+	# Stable forms and lines without a device are not findings.
+	refute_output --partial 'UUID=3acd6cf8'
+	refute_output --partial 'tmpfs'
+	refute_output --partial 'sdb (8:16)'
+	refute_output --partial '/proc/cmdline'
+}
+
+@test "audit: a timer enabled for a disk, or the one for all, covers it" {
+	fixture
+	ln -s /lib/systemd/system/integrity-scrub@.timer \
+		'root/etc/systemd/system/timers.target.wants/integrity-scrub@dev-disk-by\x2did-wwn\x2d0x5333333000001f40.timer'
+	run audit
+	refute_output --partial 'sda (8:0): protected (T10-DIF-TYPE1-CRC), but no enabled timer'
+	assert_output --partial 'nvme0n1 (259:10): protected (EXT-DIF-TYPE1-CRC64), but no enabled timer'
+	ln -s /lib/systemd/system/integrity-scrub-all.timer root/etc/systemd/system/timers.target.wants/
+	run audit
+	refute_output --partial 'no enabled timer'
+}
+
+@test "audit: read-verify or write-generate off on a protected disk" {
+	fixture
+	echo 0 >sys/block/nvme0n1/integrity/read_verify
+	run audit
+	assert_failure 1
+	assert_output --partial "nvme0n1 (259:10): protected (EXT-DIF-TYPE1-CRC64), but read-verify is off"
+	assert_output --partial "integrityctl set nvme0n1 read-verify=on"
+}
+
+@test "audit -J: one document, keys with underscores, numbers as numbers" {
+	fixture
+	run audit -J
+	assert_failure 1
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+f = [x for x in d["findings"] if x.get("name") == "/dev/sda3" and x["file"] == "/etc/fstab"][0]
+assert f["kind"] == "unstable_name", f
+assert f["line"] == 3 and f["major"] == 8 and f["minor"] == 3, f
+assert f["recommended"] == "/dev/disk/by-id/wwn-0x5333333000001f40-part3", f
+assert "/dev/disk/by-id/scsi-35333333000001f40-part3" in f["stable_names"], f
+assert f["fixable"] is True
+m = [x for x in d["findings"] if x.get("name") == "/dev/sdz1"][0]
+assert m["kind"] == "missing_name" and m["recommended"] is None if "recommended" in m else True
+assert any(x["kind"] == "no_timer" and x["device"] == "sda" for x in d["findings"])
+assert any(x["kind"] == "scrub_never" and x["device"] == "nvme0n1" for x in d["findings"])
+assert d["findings_count"] == len(d["findings"])
+for x in d["findings"]:
+    for k in x:
+        assert k == k.lower() and "-" not in k, k
+assert [p["path"] for p in d["files"]][:2] == ["/etc/fstab", "/etc/crypttab"], d["files"]
+' "$output"
+}
+
+@test "audit --fix --dry-run: the diff, and nothing changed" {
+	fixture
+	sums >before
+	run audit --fix --dry-run
+	assert_failure 1
+	assert_output --partial '--- /etc/fstab'
+	assert_output --partial '+++ /etc/fstab'
+	assert_output --partial '@@ -1,7 +1,7 @@'
+	assert_output --partial '-/dev/sda3	/srv	ext4	defaults,nofail	0	2'
+	assert_output --partial '+/dev/disk/by-id/wwn-0x5333333000001f40-part3	/srv	ext4	defaults,nofail	0	2'
+	assert_output --partial '+  /dev/disk/by-id/nvme-'
+	assert_output --partial '+   devices=/dev/disk/by-id/wwn-0x5333333000001f40-part17,/dev/disk/by-id/wwn-0x5333333000001f40-part18 # members'
+	assert_output --partial '+GRUB_CMDLINE_LINUX_DEFAULT="quiet resume=/dev/disk/by-id/wwn-0x5333333000001f40-part2"'
+	assert_output --partial '+What=/dev/disk/by-id/wwn-0x5333333000001f40-part6'
+	refute_output --partial '+++ /etc/systemd/system/dev-sda7.swap'
+	refute_output --partial 'written; the old file'
+	sums >after
+	diff before after
+	run find root -name '*~'
+	assert_output ''
+}
+
+@test "audit --fix: the diff applies to the old file, a backup is kept, the names are gone" {
+	fixture
+	cp root/etc/fstab fstab.orig
+	cp root/etc/mdadm/mdadm.conf mdadm.orig
+	run audit --fix --dry-run
+	# The diff is a patch of the old files.
+	printf '%s\n' "$output" | sed -n '/^--- \/etc\/fstab$/,/^--- \/etc\/crypttab$/p' | sed '$d' >fstab.diff
+	cp fstab.orig fstab.patched
+	patch -s fstab.patched fstab.diff
+	run audit --fix
+	# sdz1 is still there (no device has it): findings remain.
+	assert_failure 1
+	assert_output --partial '/etc/fstab: written; the old file is kept as'
+	diff fstab.patched root/etc/fstab
+	run find root/etc -name 'fstab.integrityctl-*~'
+	assert_success
+	[ "$(printf '%s\n' "$output" | wc -l)" = 1 ]
+	diff fstab.orig "$output"
+	find root/etc/mdadm -name 'mdadm.conf.integrityctl-*~' | grep -q .
+	# Comments, spacing and the lines without a device are as they were.
+	grep -qx '# /etc/fstab' root/etc/fstab
+	grep -qx '  /dev/disk/by-id/nvme-nvme.1b36-3132333435-51454d55204e564d65204374726c-00000001-part1   /data   xfs   defaults   0   2' root/etc/fstab
+	grep -qxF 'LABEL=my\040data /mnt/my\040data ext4 defaults 0 2' root/etc/fstab
+	grep -qx '/dev/sdz1 /gone ext4 defaults,nofail 0 2' root/etc/fstab
+	grep -qx '   devices=/dev/disk/by-id/wwn-0x5333333000001f40-part17,/dev/disk/by-id/wwn-0x5333333000001f40-part18 # members' root/etc/mdadm/mdadm.conf
+	grep -qx 'What=/dev/sda7' root/etc/systemd/system/dev-sda7.swap
+	run audit
+	refute_output --partial '/etc/fstab:3:'
+	refute_output --partial '/etc/mdadm/mdadm.conf:1:'
+	refute_output --partial '/etc/default/grub:'
+	assert_output --partial '/etc/fstab:5: /dev/sdz1'
+	assert_output --partial '/etc/systemd/system/dev-sda7.swap:2:'
+}
+
+@test "audit --fix: a file with a line it cannot parse is named and left alone" {
+	fixture
+	printf 'BOGUS /dev/sda9\n' >>root/etc/mdadm/mdadm.conf
+	printf '/dev/sda9 /x ext4 defaults 0 2 extra\n' >>root/etc/fstab
+	cp root/etc/mdadm/mdadm.conf mdadm.orig
+	cp root/etc/fstab fstab.orig
+	run audit --fix
+	assert_output --partial "/etc/mdadm/mdadm.conf:4: line 4 not understood: 'BOGUS' is not one of mdadm.conf's keywords; the file is not changed"
+	assert_output --partial "/etc/fstab:8: line 8 not understood: 7 fields, where fstab has 2 to 6"
+	assert_output --partial 'not written by --fix: the file has a line that was not understood'
+	refute_output --partial '--- /etc/fstab'
+	diff mdadm.orig root/etc/mdadm/mdadm.conf
+	diff fstab.orig root/etc/fstab
+	run find root/etc -name 'fstab.integrityctl-*' -o -name 'mdadm.conf.integrityctl-*'
+	assert_output ''
+	# The other files are fixed.
+	grep -q 'resume=/dev/disk/by-id/wwn-' root/etc/default/grub
+}
+
+@test "audit: hostile lines (NUL bytes, invalid UTF-8, very long) are refused, never rewritten" {
+	fixture
+	printf '/dev/sda3 /a ext4 defaults 0 2\n/dev/sda4\0 /b ext4 defaults 0 2\n' >root/etc/fstab
+	cp root/etc/fstab fstab.orig
+	head -c 10000 /dev/zero | tr '\0' 'x' >>root/etc/crypttab
+	printf '\n' >>root/etc/crypttab
+	printf 'DEVICE /dev/sda17 \xff\xfe\n' >root/etc/mdadm/mdadm.conf
+	run audit --fix -J
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+u = {x["file"]: x for x in d["findings"] if x["kind"] == "unparsed"}
+assert "NUL" in u["/etc/fstab"]["detail"] and u["/etc/fstab"]["line"] == 2, u
+assert "longer than" in u["/etc/crypttab"]["detail"], u
+files = {f["path"]: f for f in d["files"]}
+assert files["/etc/fstab"]["parsed"] is False and files["/etc/fstab"]["written"] is False
+assert files["/etc/mdadm/mdadm.conf"]["parsed"] is True
+' "$output"
+	cmp fstab.orig root/etc/fstab
+}
+
+@test "audit: LVM filters, udev rules and multipath.conf are reported, never rewritten" {
+	fixture
+	mkdir -p root/etc/lvm root/etc/udev/rules.d
+	printf '%s\n' 'devices {' '	filter = [ "a|^/dev/sda3$|", "a|/dev/disk/by-id/.*|",' '		"r|.*|" ]' '}' \
+		>root/etc/lvm/lvm.conf
+	printf '%s\n' 'ACTION=="add", KERNEL=="sda", ATTR{queue/scheduler}="none"' \
+		'ACTION=="add", KERNEL=="sd*", ATTR{queue/read_ahead_kb}="1024"' >root/etc/udev/rules.d/60-sched.rules
+	printf '%s\n' 'blacklist {' '	devnode "^nvme0n1$"' '}' >root/etc/multipath.conf
+	cp -r root/etc etc.orig
+	run audit --fix
+	assert_output --partial '/etc/lvm/lvm.conf:2: /dev/sda3 (filter) is a kernel name'
+	assert_output --partial 'an LVM filter is a regular expression, not rewritten by --fix'
+	assert_output --partial '/etc/udev/rules.d/60-sched.rules:1: /dev/sda (KERNEL==) is a kernel name'
+	assert_output --partial 'ENV{ID_WWN}'
+	assert_output --partial '/etc/multipath.conf:2: /dev/nvme0n1 (devnode)'
+	refute_output --partial '/etc/udev/rules.d/60-sched.rules:2:'
+	diff etc.orig/lvm/lvm.conf root/etc/lvm/lvm.conf
+	diff etc.orig/udev/rules.d/60-sched.rules root/etc/udev/rules.d/60-sched.rules
+	diff etc.orig/multipath.conf root/etc/multipath.conf
+}
+
+@test "audit: a clean system exits 0" {
+	sysfs_disk "$BATS_TEST_TMPDIR/sys" sdb 8:16 4194304 devices/pci0000:00/0000:00:1f.2/ata1/host1/target1:0:0/1:0:0:0
+	mkdir -p root/etc
+	printf 'UUID=3acd6cf8-de5e-4536-a00f-5f4df198c1e4 / ext4 defaults 0 1\n' >root/etc/fstab
+	run audit
+	assert_success
+	assert_output '0 findings'
+}
+
+@test "audit: usage errors" {
+	run ictl audit --dry-run
+	assert_failure 2
+	assert_output --partial '--dry-run goes with --fix'
+	run ictl audit extra
+	assert_failure 2
+	run ictl audit --bogus
+	assert_failure 2
+}
+
+# ---------------------------------------------------------------- real loop devices
+
+# A loop device with a GPT of two partitions registered by BLKPG (partx),
+# an ext4 file system and swap: real UUIDs and PARTUUIDs.
+loop_disk() {
+	command -v sfdisk >/dev/null && command -v partx >/dev/null && command -v mkfs.ext4 >/dev/null &&
+		command -v mkswap >/dev/null && command -v findmnt >/dev/null || skip "needs util-linux and e2fsprogs"
+	truncate -s 64M disk.img
+	printf 'label: gpt\nsize=24M\nsize=24M\n' | sfdisk -q disk.img
+	loop=$(losetup -f --show disk.img)
+	echo "$loop" >>loops
+	partx -a "$loop"
+	mkfs.ext4 -q "${loop}p1"
+	mkswap -q "${loop}p2" >/dev/null
+	uuid=$(blkid -o value -s UUID "${loop}p1")
+	swap_uuid=$(blkid -o value -s UUID "${loop}p2")
+	partuuid=$(blkid -p -o value -s PART_ENTRY_UUID "${loop}p1")
+}
+
+@test "audit --fix on real loop partitions: UUID= written, and findmnt --verify accepts the result" {
+	require_root
+	loop_disk
+	mkdir -p root/etc mnt/data
+	printf '%s\n' \
+		'# data and swap on a loop device' \
+		"${loop}p1	$BATS_TEST_TMPDIR/mnt/data	ext4	defaults,nofail	0	2" \
+		"${loop}p2 none swap sw 0 0" >root/etc/fstab
+	run ictl audit --root "$BATS_TEST_TMPDIR/root"
+	assert_failure 1
+	assert_output --partial "now:         ${loop#/dev/}p1 (259:"
+	assert_output --partial "UUID=$uuid"
+	assert_output --partial "PARTUUID=$partuuid"
+	assert_output --partial "recommended: UUID=$uuid"
+	run ictl audit --root "$BATS_TEST_TMPDIR/root" --fix
+	assert_output --partial '/etc/fstab: written'
+	grep -qx "UUID=$uuid	$BATS_TEST_TMPDIR/mnt/data	ext4	defaults,nofail	0	2" root/etc/fstab
+	grep -qx "UUID=$swap_uuid none swap sw 0 0" root/etc/fstab
+	run findmnt --verify --tab-file root/etc/fstab
+	assert_success
+	run ictl audit --root "$BATS_TEST_TMPDIR/root"
+	refute_output --partial '/etc/fstab:'
+}
+
+@test "audit: a name shared by two devices is not recommended" {
+	require_root
+	loop_disk
+	# A copy of the disk: the same UUIDs and PARTUUIDs on a second loop device.
+	cp disk.img copy.img
+	copy=$(losetup -f --show copy.img)
+	echo "$copy" >>loops
+	partx -a "$copy"
+	mkdir -p root/etc
+	printf '%s /x ext4 defaults 0 2\n' "${loop}p1" >root/etc/fstab
+	run ictl audit --root "$BATS_TEST_TMPDIR/root" --fix --dry-run
+	assert_failure 1
+	refute_output --partial "recommended: UUID=$uuid"
+	refute_output --partial "recommended: PARTUUID=$partuuid"
+}

@@ -354,7 +354,6 @@ static int load_checkpoint(struct integrity_scrub *s)
 		s->progress = cp.progress;
 		s->errors = cp.errors;
 		memset(&cp.errors, 0, sizeof(cp.errors));
-		s->elapsed_before = cp.progress.elapsed;
 		s->started_wall = (time_t)cp.started;
 		scrub_add_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
 			       s->progress.end, s->state_path);
@@ -666,6 +665,11 @@ INTEGRITY_EXPORT int integrity_scrub_run(struct integrity_scrub *s,
 		return -EINVAL;
 	s->cb = cb;
 	s->stop_requested = s->out_of_time = false;
+	/* A run on a handle that already ran goes on from where it stopped:
+	 * its time adds to the earlier runs', its start is here. */
+	s->elapsed_before = s->progress.elapsed;
+	s->progress.resumed_from = s->progress.done;
+	s->progress.run_elapsed = 0;
 	s->run_started = now_monotonic();
 	s->rate_origin = s->run_started;
 	s->rate_counted = 0;

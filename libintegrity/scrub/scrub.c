@@ -396,19 +396,12 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 		r = -ENOTBLK;
 		goto fail;
 	}
-	r = S_ISBLK(st.st_mode) ? scrub_open_device_target(s, &st) : scrub_open_image_target(s, &st);
+	bool blockdev = S_ISBLK(st.st_mode);
+	r = blockdev ? scrub_identify_device_target(s, &st) : scrub_identify_image_target(s, &st);
 	if (r < 0)
 		goto fail;
-
-	/* The range, in blocks of the target. */
-	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start) ||
-	    p->range_start == s->blocks) {
-		r = -ERANGE;
-		goto fail;
-	}
-	s->progress.start = p->range_start;
-	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
-	s->progress.done = s->progress.start;
+	/* The lock before any I/O to the target: a scrub that waits for
+	 * another one builds no rings or threads and sends no probes. */
 	if (p->state_dir) {
 		r = check_state_dir(s, p->state_dir);
 		if (r == 0)
@@ -421,11 +414,24 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 			return r;
 		}
 		scrub_checkpoint_remove_temporaries(s->state_path);
-		if (!p->restart) {
-			r = load_checkpoint(s);
-			if (r < 0)
-				goto fail;
-		}
+	}
+	r = blockdev ? scrub_open_device_method(s) : scrub_open_image_method(s);
+	if (r < 0)
+		goto fail;
+
+	/* The range, in blocks of the target. */
+	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start) ||
+	    p->range_start == s->blocks) {
+		r = -ERANGE;
+		goto fail;
+	}
+	s->progress.start = p->range_start;
+	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
+	s->progress.done = s->progress.start;
+	if (p->state_dir && !p->restart) {
+		r = load_checkpoint(s);
+		if (r < 0)
+			goto fail;
 	}
 	s->progress.resumed_from = s->progress.done;
 	*sp = s;

@@ -45,6 +45,11 @@ static int load_partitions(struct integrity_scrub *s, const struct integrity_dev
 	return r < 0 ? r : 0;
 }
 
+static bool kernel_has_pi(const struct integrity_kernel_state *ks)
+{
+	return strcmp(ks->format, "none") != 0 && strcmp(ks->format, "nop") != 0;
+}
+
 static bool nvme_has_pi(const struct integrity_nvme_info *ni)
 {
 	return (ni->dps & 7) != 0 && ni->lbaf[ni->format_index].metadata_size > 0;
@@ -226,11 +231,10 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 	return r;
 }
 
-int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
+int scrub_identify_device_target(struct integrity_scrub *s, const struct stat *st)
 {
-	const struct integrity_scrub_params *p = &s->params;
+	struct integrity_kernel_state *ks = &s->kstate;
 	struct integrity_device *dev;
-	struct integrity_kernel_state ks;
 	char devnum[32];
 
 	/* Found from the descriptor's device number, never by name again. */
@@ -239,7 +243,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	if (r < 0)
 		return r;
 	s->dev = dev;
-	r = integrity_device_kernel_state(dev, &ks);
+	r = integrity_device_kernel_state(dev, ks);
 	if (r < 0)
 		return r;
 	s->block_size = dev->lbs ? dev->lbs : 512;
@@ -256,17 +260,27 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	r = load_partitions(s, dev);
 	if (r < 0)
 		return r;
-
-	bool has_pi = strcmp(ks.format, "none") != 0 && strcmp(ks.format, "nop") != 0;
-	snprintf(s->protection, sizeof(s->protection), "%s", has_pi ? ks.format : "none");
-	if (p->pi.profile) {
+	snprintf(s->protection, sizeof(s->protection), "%s", kernel_has_pi(ks) ? ks->format : "none");
+	if (s->params.pi.profile) {
 		/* PI described by hand: data and metadata read from here. */
-		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
-		if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
+		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(s->params.pi.profile));
+		if (s->params.method != INTEGRITY_SCRUB_AUTO && s->params.method != INTEGRITY_SCRUB_HOST)
 			return -EOPNOTSUPP;
 		s->method = INTEGRITY_SCRUB_HOST;
-		return open_read_backend(s, true, s->block_size);
 	}
+	return 0;
+}
+
+int scrub_open_device_method(struct integrity_scrub *s)
+{
+	const struct integrity_scrub_params *p = &s->params;
+	const struct integrity_kernel_state *ks = &s->kstate;
+	struct integrity_device *dev = s->dev;
+	bool has_pi = kernel_has_pi(ks);
+	int r;
+
+	if (p->pi.profile)
+		return open_read_backend(s, true, s->block_size);
 
 	struct integrity_nvme_info ni;
 	bool nvme_pi = strcmp(dev->transport, "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
@@ -297,7 +311,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	case INTEGRITY_SCRUB_KERNEL:
 		/* What really checks a plain read: md and dm ignore
 		 * read_verify, NVMe's controller checks without it. */
-		if (has_pi && ks.read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
+		if (has_pi && ks->read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
 			return -ENOTRECOVERABLE;
 		return open_read_backend(s, true, s->block_size);
 	case INTEGRITY_SCRUB_DEVICE:
@@ -308,7 +322,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	}
 }
 
-int scrub_open_image_target(struct integrity_scrub *s, const struct stat *st)
+int scrub_identify_image_target(struct integrity_scrub *s, const struct stat *st)
 {
 	const struct integrity_scrub_params *p = &s->params;
 	char real[PATH_MAX];
@@ -324,5 +338,10 @@ int scrub_open_image_target(struct integrity_scrub *s, const struct stat *st)
 		return -ENAMETOOLONG;
 	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
 	s->size = (uint64_t)st->st_size;
+	return 0;
+}
+
+int scrub_open_image_method(struct integrity_scrub *s)
+{
 	return open_read_backend(s, false, 0);
 }

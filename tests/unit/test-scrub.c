@@ -403,6 +403,44 @@ static void second_run_goes_on(void **state)
 	integrity_scrub_free(s);
 }
 
+static unsigned threads_of_this_process(void)
+{
+	unsigned n = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* A scrub that finds its target held starts no verification threads and
+ * builds no backend before it has the lock. */
+static void busy_target_is_left_alone(void **state)
+{
+	struct integrity_scrub_params p;
+	struct integrity_scrub *holder, *second;
+	char path[128];
+	(void)state;
+
+	make_image(&p, path, sizeof(path));
+	p.state_dir = dir;
+	assert_int_equal(integrity_scrub_new(&holder, NULL, &p), 0);
+	unsigned before = threads_of_this_process();
+	p.verify_threads = 4;
+	p.queue_depth = 4;
+	assert_int_equal(integrity_scrub_new(&second, NULL, &p), -EBUSY);
+	assert_non_null(second);
+	assert_int_equal(integrity_scrub_lock_holder(second), (int)getpid());
+	assert_int_equal(threads_of_this_process(), before);
+	assert_int_equal(integrity_scrub_verify_threads(second), 1);
+	integrity_scrub_free(second);
+	integrity_scrub_free(holder);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +451,7 @@ int main(void)
 		cmocka_unit_test(bad_blocks_as_runs),
 		cmocka_unit_test_setup_teardown(checkpoint_fields_are_checked, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(second_run_goes_on, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(busy_target_is_left_alone, make_dir, remove_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -437,6 +437,10 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 	*sp = s;
 	return 0;
 fail:
+	if (s->failure[0]) {
+		*sp = s;	/* for integrity_scrub_failure() */
+		return r;
+	}
 	integrity_scrub_free(s);
 	return r;
 }

@@ -84,7 +84,9 @@ struct scrub_read_params {
 	enum integrity_scrub_io_engine engine;
 	unsigned verify_threads;	/* 0, 1: verify inline; or ..._AUTO */
 };
-int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
+/* -errno, with what failed in why: the backend is gone by then. */
+int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p, char *why,
+			   size_t why_len);
 
 /* Verification threads (scrub_pool.c): requests whose reads completed are
  * verified by fn on a worker and taken back, finished, in any order. */

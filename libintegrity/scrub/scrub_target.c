@@ -225,9 +225,10 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 	};
 	if (rp.depth > MAX_QUEUE_DEPTH)
 		rp.depth = MAX_QUEUE_DEPTH;
-	r = scrub_backend_read_new(&s->backend, &rp);
-	if (r < 0 && p->io_engine == INTEGRITY_SCRUB_IO_URING)
-		scrub_fail(s, "io_uring is not available here: %s", strerror(-r));
+	char why[256] = "";
+	r = scrub_backend_read_new(&s->backend, &rp, why, sizeof(why));
+	if (r < 0 && why[0])
+		scrub_fail(s, "%s", why);
 	return r;
 }
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -441,6 +443,44 @@ static void busy_target_is_left_alone(void **state)
 	integrity_scrub_free(holder);
 }
 
+#ifndef __SANITIZE_ADDRESS__
+/* Read buffers that cannot be had: the words say so, whichever engine. */
+static void buffer_failure_is_told(void **state)
+{
+	struct integrity_scrub_params p;
+	char path[128];
+	(void)state;
+
+	make_image(&p, path, sizeof(path));
+	p.io_size = 4000u * 520;	/* 2 MB, larger than the image: whole image */
+	p.queue_depth = 1;
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct integrity_scrub *s;
+		/* Room for what is mapped already, not for 2 MB more. */
+		struct rlimit rl;
+		getrlimit(RLIMIT_AS, &rl);
+		FILE *f = fopen("/proc/self/statm", "re");
+		unsigned long pages = 0;
+		if (!f || fscanf(f, "%lu", &pages) != 1)
+			_exit(10);
+		fclose(f);
+		rl.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (1u << 20);
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(11);
+		int r = integrity_scrub_new(&s, NULL, &p);
+		const char *why = s ? integrity_scrub_failure(s) : NULL;
+		_exit(r != -ENOMEM ? 12 : !why ? 13 : !strstr(why, "read buffers") ? 14 : 0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +492,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(checkpoint_fields_are_checked, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(second_run_goes_on, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(busy_target_is_left_alone, make_dir, remove_dir),
+#ifndef __SANITIZE_ADDRESS__
+		cmocka_unit_test_setup_teardown(buffer_failure_is_told, make_dir, remove_dir),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

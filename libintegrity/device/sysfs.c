@@ -33,15 +33,6 @@ int sysfs_read(const char *dir, const char *attr, char *buf, size_t len)
 	return sysfs_read_at(AT_FDCWD, path, buf, len);
 }
 
-static int parse_u64(const char *buf, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	return errno || end == buf || *end ? -EINVAL : 0;
-}
-
 int sysfs_read_u64_at(int dirfd, const char *attr, uint64_t *v)
 {
 	char buf[32];
@@ -56,6 +47,14 @@ int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v)
 	int r = sysfs_read(dir, attr, buf, sizeof(buf));
 
 	return r < 0 ? r : parse_u64(buf, v);
+}
+
+int sysfs_read_s64(const char *dir, const char *attr, int64_t *v)
+{
+	char buf[32];
+	int r = sysfs_read(dir, attr, buf, sizeof(buf));
+
+	return r < 0 ? r : parse_s64(buf, v);
 }
 
 int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min)

@@ -12,9 +12,13 @@
  * path relative to it, for loops over one directory. */
 int sysfs_read(const char *dir, const char *attr, char *buf, size_t len);
 int sysfs_read_at(int dirfd, const char *attr, char *buf, size_t len);
-/* A decimal attribute: 0, -errno, or -EINVAL when it is not a number. */
+/* A decimal attribute: 0, -errno, or -EINVAL when it is not a number
+ * (util/parse.h: digits only, so "-1" is not UINT64_MAX and an empty
+ * value is not 0); -ERANGE past 64 bits. */
 int sysfs_read_u64(const char *dir, const char *attr, uint64_t *v);
 int sysfs_read_u64_at(int dirfd, const char *attr, uint64_t *v);
+/* The same with an optional sign (md's "degraded", "layout"). */
+int sysfs_read_s64(const char *dir, const char *attr, int64_t *v);
 /* A "MAJ:MIN" attribute (dev). */
 int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min);
 

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
 #include "internal.h"
 #include "sysfs.h"
+#include "util/strv.h"
 
 int sysfs_read_at(int dirfd, const char *attr, char *buf, size_t len)
 {
@@ -55,6 +58,94 @@ int sysfs_read_s64(const char *dir, const char *attr, int64_t *v)
 	int r = sysfs_read(dir, attr, buf, sizeof(buf));
 
 	return r < 0 ? r : parse_s64(buf, v);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir whose names `keep` accepts, sorted. */
+static int read_entries(const char *dir, bool (*keep)(const char *name, const void *data), const void *data,
+			struct strv *out)
+{
+	struct dirent *de;
+	int r = 0;
+
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (r == 0 && (errno = 0, de = readdir(d)))
+		if (de->d_name[0] != '.' && keep(de->d_name, data))
+			r = strv_push(out, de->d_name);
+	if (r == 0 && errno)
+		r = -errno;
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
+	return r;
+}
+
+static bool any_entry(const char *name, const void *data)
+{
+	(void)name;
+	(void)data;
+	return true;
+}
+
+int sysfs_read_links(const char *dir, const char *sub, struct strv *out)
+{
+	char path[PATH_MAX];
+
+	if (path_printf(path, sizeof(path), "%s/%s", dir, sub) < 0)
+		return -ENAMETOOLONG;
+	int r = read_entries(path, any_entry, NULL, out);
+	return r == -ENOENT ? 0 : r;
+}
+
+static bool is_partition_of(const char *name, const void *disk)
+{
+	size_t len = strlen(disk);
+	const char *tail = name + len;
+
+	if (strncmp(name, disk, len) != 0)
+		return false;
+	if (*tail == 'p')
+		tail++;
+	return *tail && strspn(tail, "0123456789") == strlen(tail);
+}
+
+int sysfs_read_partitions(const char *diskdir, const char *disk, struct strv *out)
+{
+	return read_entries(diskdir, is_partition_of, disk, out);
+}
+
+static bool is_md_member(const char *name, const void *data)
+{
+	(void)data;
+	return strncmp(name, "dev-", 4) == 0 && name[4];
+}
+
+int sysfs_read_md_members(const char *mddir, struct strv *out)
+{
+	int r = read_entries(mddir, is_md_member, NULL, out);
+
+	for (size_t i = 0; r == 0 && i < out->n; i++)
+		memmove(out->v[i], out->v[i] + 4, strlen(out->v[i] + 4) + 1);
+	return r;
+}
+
+int sysfs_parse_md_slot(const char *value, int *slot)
+{
+	uint64_t v;
+
+	if (strcmp(value, "none") == 0 || strcmp(value, "journal") == 0) {
+		*slot = -1;
+		return 0;
+	}
+	if (parse_u64(value, &v) < 0 || v > INT_MAX)
+		return -EINVAL;
+	*slot = (int)v;
+	return 0;
 }
 
 int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min)

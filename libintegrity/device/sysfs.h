@@ -22,6 +22,23 @@ int sysfs_read_s64(const char *dir, const char *attr, int64_t *v);
 /* A "MAJ:MIN" attribute (dev). */
 int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min);
 
+struct strv;
+/* The entries of <dir>/<sub> (holders, slaves), sorted as `ls -v` sorts
+ * them: 0 or -errno; a missing directory is empty. */
+int sysfs_read_links(const char *dir, const char *sub, struct strv *out);
+/* A disk's partitions: the subdirectories of its directory named <disk><N>
+ * or <disk>p<N> (the kernel's names; nothing else there starts so),
+ * sorted. */
+int sysfs_read_partitions(const char *diskdir, const char *disk, struct strv *out);
+/* An md array's members: the names of its md/dev-<name> directories,
+ * sorted. */
+int sysfs_read_md_members(const char *mddir, struct strv *out);
+/* An md member's role, md/dev-<name>/slot: its number, or -1 for "none"
+ * (a spare or a faulty member) and for "journal" (the write journal of a
+ * RAID4/5/6 array, which holds none of the array's data): 0, or -EINVAL
+ * for anything else. */
+int sysfs_parse_md_slot(const char *value, int *slot);
+
 /* <root>/dev/block/MAJ:MIN, the kernel's link from a device number to the
  * device's directory. */
 int sysfs_devnum_path(const char *root, dev_t devnum, char *buf, size_t len);

@@ -25,7 +25,7 @@ INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, cons
 	*ctxp = NULL;
 	if (!ctx)
 		return -ENOMEM;
-	ctx->root = strdup(sysfs_root ? sysfs_root : "/sys");
+	ctx->root = strdup(sysfs_root ? sysfs_root : SYSFS_LIVE_ROOT);
 	if (!ctx->root) {
 		free(ctx);
 		return -ENOMEM;
@@ -33,7 +33,7 @@ INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, cons
 	size_t len = strlen(ctx->root);
 	while (len > 1 && ctx->root[len - 1] == '/')
 		ctx->root[--len] = '\0';
-	ctx->live = strcmp(ctx->root, "/sys") == 0;
+	ctx->live = strcmp(ctx->root, SYSFS_LIVE_ROOT) == 0;
 	/* udev's database only describes the live system. */
 	if (ctx->live)
 		ctx->udev = access("/run/udev/data", F_OK) == 0 ? udev_new() : NULL;
@@ -669,20 +669,6 @@ INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity
 	return dev->stable;
 }
 
-static int write_attr(const char *dir, const char *attr, int value)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-
-	path_printf(path, sizeof(path), "%s/%s", dir, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value ? "1" : "0", 1) != 1)
-		return -errno;
-	return 0;
-}
-
 INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *dev,
 						 int read_verify, int write_generate)
 {
@@ -700,9 +686,9 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
 		return -EOPNOTSUPP;
 	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
-	if (read_verify >= 0 && (r = write_attr(dir, "read_verify", read_verify)) < 0)
+	if (read_verify >= 0 && (r = sysfs_write(dir, "read_verify", read_verify ? "1" : "0")) < 0)
 		return r;
-	if (write_generate >= 0 && (r = write_attr(dir, "write_generate", write_generate)) < 0)
+	if (write_generate >= 0 && (r = sysfs_write(dir, "write_generate", write_generate ? "1" : "0")) < 0)
 		return r;
 	((struct integrity_device *)dev)->state_valid = false;
 	return 0;

@@ -26,23 +26,6 @@ void usage_free(struct usage *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* mountinfo and /proc/swaps escape blanks as \040. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 static int usage_add_mount(struct usage *u, dev_t dev, const char *where)
 {
 	if (GREEDY_REALLOC(u->mounts, u->mounts_cap, u->nmounts + 1) < 0)
@@ -64,39 +47,31 @@ static int usage_add_swap(struct usage *u, dev_t dev)
 	return 0;
 }
 
+static int add_mount_entry(const struct mountinfo_entry *e, void *data)
+{
+	return usage_add_mount(data, e->devnum, e->target);
+}
+
 int usage_load(struct usage *u)
 {
-	FILE *mi = fopen("/proc/self/mountinfo", "re");
-	FILE *sw = fopen("/proc/swaps", "re");
-	char *line = NULL;
+	_cleanup_fclose_ FILE *sw = fopen("/proc/swaps", "re");
+	_cleanup_free_ char *line = NULL;
 	size_t len = 0;
-	int r = 0;
 
 	memset(u, 0, sizeof(*u));
-	/* "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": field 3 is MAJ:MIN. */
-	while (r == 0 && mi && getline(&line, &len, mi) > 0) {
-		unsigned maj, min;
-		char where[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3)
-			continue;
-		unescape_octal(where);
-		r = usage_add_mount(u, makedev(maj, min), where);
-	}
+	/* A mount table that cannot be read is an error: "not mounted" is
+	 * what a destructive operation must never assume. */
+	int r = mountinfo_foreach(NULL, add_mount_entry, u);
 	while (r == 0 && sw && getline(&line, &len, sw) > 0) {
 		char what[PATH_MAX];
 		struct stat st;
 		if (sscanf(line, "%4095s", what) != 1 || what[0] != '/')
 			continue;	/* the heading */
-		unescape_octal(what);
+		proc_unescape(what);
 		/* A swap file sits on a mounted file system, found above. */
 		if (stat(what, &st) == 0 && S_ISBLK(st.st_mode))
 			r = usage_add_swap(u, st.st_rdev);
 	}
-	free(line);
-	if (mi)
-		fclose(mi);
-	if (sw)
-		fclose(sw);
 	if (r < 0)
 		usage_free(u);
 	return r;

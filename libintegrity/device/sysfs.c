@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -146,6 +147,85 @@ int sysfs_parse_md_slot(const char *value, int *slot)
 		return -EINVAL;
 	*slot = (int)v;
 	return 0;
+}
+
+int sysfs_write(const char *dir, const char *attr, const char *value)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(value);
+
+	if (path_printf(path, sizeof(path), "%s/%s", dir, attr) < 0)
+		return -ENAMETOOLONG;
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, value, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+void proc_unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": six
+ * fields, optional ones up to "-", then type, source and options. */
+static int parse_mountinfo(char *line, struct mountinfo_entry *e)
+{
+	char *f[6], *save = NULL, *w;
+	unsigned maj, min;
+	char tail;
+	size_t n = 0;
+
+	for (w = strtok_r(line, " \n", &save); w && n < ARRAY_SIZE(f); w = strtok_r(NULL, " \n", &save))
+		f[n++] = w;
+	if (n < ARRAY_SIZE(f) || sscanf(f[2], "%u:%u%c", &maj, &min, &tail) != 2)
+		return -EINVAL;
+	while (w && strcmp(w, "-") != 0)
+		w = strtok_r(NULL, " \n", &save);
+	char *type = w ? strtok_r(NULL, " \n", &save) : NULL;
+	char *source = type ? strtok_r(NULL, " \n", &save) : NULL;
+	if (!source)
+		return -EINVAL;
+	proc_unescape(f[3]);
+	proc_unescape(f[4]);
+	proc_unescape(source);
+	*e = (struct mountinfo_entry){
+		.devnum = makedev(maj, min), .root = f[3], .target = f[4], .fstype = type, .source = source,
+	};
+	return 0;
+}
+
+int mountinfo_foreach(const char *path, int (*fn)(const struct mountinfo_entry *e, void *data), void *data)
+{
+	_cleanup_fclose_ FILE *f = fopen(path ? path : "/proc/self/mountinfo", "re");
+	_cleanup_free_ char *line = NULL;
+	size_t len = 0;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	while (r == 0 && getline(&line, &len, f) > 0) {
+		struct mountinfo_entry e;
+		if (parse_mountinfo(line, &e) == 0)
+			r = fn(&e, data);
+	}
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	return r;
 }
 
 int sysfs_read_devt_at(int dirfd, const char *attr, unsigned *maj, unsigned *min)

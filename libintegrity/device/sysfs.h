@@ -39,6 +39,30 @@ int sysfs_read_md_members(const char *mddir, struct strv *out);
  * for anything else. */
 int sysfs_parse_md_slot(const char *value, int *slot);
 
+/* Write value to an attribute (read_verify, sync_action, ...): 0 or
+ * -errno; a short write is -EIO. */
+int sysfs_write(const char *dir, const char *attr, const char *value);
+
+/* The sysfs root of the running system: the only one there is for what
+ * works on a live device (partition tables, BLKPG, exclusive opens). */
+#define SYSFS_LIVE_ROOT "/sys"
+
+/* One line of /proc/self/mountinfo, its paths unescaped. */
+struct mountinfo_entry {
+	dev_t devnum;			/* field 3, MAJ:MIN (btrfs: an anonymous one) */
+	const char *root;		/* the part of the file system mounted */
+	const char *target;		/* where */
+	const char *fstype;
+	const char *source;		/* after the separator: the device, or "none" */
+};
+/* fn for every well-formed line of path (NULL: /proc/self/mountinfo) until
+ * it returns non-zero, which is returned; -errno when the file cannot be
+ * read; 0 at its end. */
+int mountinfo_foreach(const char *path, int (*fn)(const struct mountinfo_entry *e, void *data), void *data);
+/* In place: the \ooo escapes that mountinfo and /proc/swaps write for a
+ * blank, a tab, a newline or a backslash in a path. */
+void proc_unescape(char *s);
+
 /* <root>/dev/block/MAJ:MIN, the kernel's link from a device number to the
  * device's directory. */
 int sysfs_devnum_path(const char *root, dev_t devnum, char *buf, size_t len);

@@ -112,3 +112,17 @@ int fixture_remove(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	return system(cmd);
 }
+
+void md_array(const char *md, const char *level, unsigned raid_disks, unsigned chunk_bytes, int layout,
+	      uint64_t component_kib)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/devices/virtual/block/%s/md", root, md);
+	mkdirs("%s", dir);
+	put(dir, "level", "%s", level);
+	put(dir, "raid_disks", "%u", raid_disks);
+	put(dir, "chunk_size", "%u", chunk_bytes);
+	put(dir, "layout", "%d", layout);
+	put(dir, "component_size", "%llu", (unsigned long long)component_kib);
+}

@@ -20,5 +20,9 @@ void link_to(const char *target, const char *fmt, ...) __attribute__((format(pri
 void disk(const char *name, const char *devt, uint64_t sectors, unsigned lbs);
 void part(const char *disk_name, const char *name, const char *devt, unsigned partno, uint64_t start,
 	  uint64_t sectors);
+/* NAME's md/ directory: an array of raid_disks members (md_array), with
+ * its geometry as md shows it. */
+void md_array(const char *md, const char *level, unsigned raid_disks, unsigned chunk_bytes, int layout,
+	      uint64_t component_kib);
 
 #endif

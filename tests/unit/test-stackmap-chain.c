@@ -34,14 +34,10 @@ static int setup(void **state)
 	disk("md0", "9:0", 190000, 512);
 
 	char md[PATH_MAX];
+	md_array("md0", "raid1", 2, 0, 0, 95000);
 	snprintf(md, sizeof(md), "%s/devices/virtual/block/md0/md", root);
 	mkdirs("%s/dev-sda1", md);
 	mkdirs("%s/dev-sdb", md);
-	put(md, "level", "raid1");
-	put(md, "raid_disks", "2");
-	put(md, "chunk_size", "0");
-	put(md, "layout", "0");
-	put(md, "component_size", "95000");
 	char m[PATH_MAX + 16];
 	snprintf(m, sizeof(m), "%s/dev-sda1", md);
 	put(m, "slot", "0");

@@ -2,7 +2,8 @@
 /*
  * The sysfs layer on small trees laid out as the kernel's: numbers parsed
  * strictly (a malformed value is an error, never 0 or UINT64_MAX), a
- * disk's partitions, holders and slaves, md members and their roles.
+ * disk's partitions, holders and slaves, md members and their roles, and
+ * mountinfo lines with their escapes.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include <cmocka.h>
 
@@ -42,17 +44,14 @@ static void numbers_are_parsed_strictly(void **state)
 	int64_t s = 7;
 	(void)state;
 
-	put(root, "plain", "12");
-	put(root, "minus_one", "-1");
-	put(root, "empty", "%s", "");
-	put(root, "too_big", "18446744073709551616");
-	put(root, "largest", "18446744073709551615");
-	put(root, "hex", "0x10");
-	put(root, "leading_blank", " 5");
-	put(root, "plus", "+5");
-	put(root, "word", "none");
-	put(root, "most_negative", "-9223372036854775808");
-	put(root, "below_most_negative", "-9223372036854775809");
+	static const char *const attrs[][2] = {
+		{ "plain", "12" }, { "minus_one", "-1" }, { "empty", "" },
+		{ "too_big", "18446744073709551616" }, { "largest", "18446744073709551615" },
+		{ "hex", "0x10" }, { "leading_blank", " 5" }, { "plus", "+5" }, { "word", "none" },
+		{ "most_negative", "-9223372036854775808" }, { "below_most_negative", "-9223372036854775809" },
+	};
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(*attrs); i++)
+		put(root, attrs[i][0], "%s", attrs[i][1]);
 
 	assert_int_equal(sysfs_read_u64(root, "plain", &u), 0);
 	assert_int_equal(u, 12);
@@ -173,21 +172,12 @@ static void md_member(const char *md, const char *name, const char *slot, const 
 /* md0: RAID5 of sda, sdb and sdc with a write journal on nvme0n1. */
 static void raid5_with_journal(void)
 {
-	char md[PATH_MAX];
-
-	disk("nvme0n1", "259:1", 1 << 20, 512);
-	disk("sda", "8:0", 1 << 20, 512);
-	disk("sdb", "8:16", 1 << 20, 512);
-	disk("sdc", "8:32", 1 << 20, 512);
+	static const char *const disks[][2] = { { "nvme0n1", "259:1" }, { "sda", "8:0" }, { "sdb", "8:16" },
+						 { "sdc", "8:32" } };
+	for (size_t i = 0; i < 4; i++)
+		disk(disks[i][0], disks[i][1], 1 << 20, 512);
 	disk("md0", "9:0", 2 * 1000448, 512);
-	snprintf(md, sizeof(md), "%s/devices/virtual/block/md0/md", root);
-	mkdirs("%s", md);
-	put(md, "level", "raid5");
-	put(md, "raid_disks", "3");
-	put(md, "chunk_size", "65536");
-	put(md, "layout", "2");
-	put(md, "component_size", "500224");
-	put(md, "degraded", "0");
+	md_array("md0", "raid5", 3, 65536, 2, 500224);
 	md_member("md0", "nvme0n1", "journal", "2048");
 	md_member("md0", "sda", "0", "2048");
 	md_member("md0", "sdb", "1", "2048");
@@ -265,6 +255,57 @@ static void md_member_offset_unreadable(void **state)
 	integrity_context_free(ctx);
 }
 
+struct seen {
+	char lines[4][256];
+	size_t n;
+};
+
+static int collect(const struct mountinfo_entry *e, void *data)
+{
+	struct seen *seen = data;
+
+	if (seen->n == 4)
+		return -E2BIG;
+	snprintf(seen->lines[seen->n++], sizeof(seen->lines[0]), "%u:%u|%s|%s|%s|%s", major(e->devnum),
+		 minor(e->devnum), e->root, e->target, e->fstype, e->source);
+	return 0;
+}
+
+static int stop_at_first(const struct mountinfo_entry *e, void *data)
+{
+	(void)e;
+	(void)data;
+	return 42;
+}
+
+static void mountinfo_lines(void **state)
+{
+	char path[PATH_MAX];
+	struct seen seen = { 0 };
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/mountinfo", root);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	/* No optional field; two of them; escaped blanks, a tab, a backslash;
+	 * a line cut short and one with a bad number are skipped. */
+	fputs("22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+	      "40 22 259:3 /sub /srv/my\\040files rw shared:1 master:2 - xfs /dev/nvme0n1p3 rw\n"
+	      "41 22 0:45 / /mnt/a\\011b\\134c rw - btrfs /dev/disk\\040x rw\n"
+	      "42 22 8:2 / /cut rw\n"
+	      "43 22 8:x / /bad rw - ext4 /dev/sda2 rw\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(mountinfo_foreach(path, collect, &seen), 0);
+	assert_int_equal(seen.n, 3);
+	assert_string_equal(seen.lines[0], "8:1|/|/|ext4|/dev/sda1");
+	assert_string_equal(seen.lines[1], "259:3|/sub|/srv/my files|xfs|/dev/nvme0n1p3");
+	assert_string_equal(seen.lines[2], "0:45|/|/mnt/a\tb\\c|btrfs|/dev/disk x");
+	assert_int_equal(mountinfo_foreach(path, stop_at_first, NULL), 42);
+	snprintf(path, sizeof(path), "%s/absent", root);
+	assert_int_equal(mountinfo_foreach(path, collect, &seen), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +315,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(holders_and_slaves, setup, teardown),
 		cmocka_unit_test_setup_teardown(md_journal_holds_no_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(md_member_offset_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(mountinfo_lines, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

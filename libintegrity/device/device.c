@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "stackname.h"
+#include "util/strv.h"
 
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
@@ -362,21 +363,18 @@ INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
 			integrity_device_free(dev);
 			break;
 		}
-		DIR *dd = opendir(dev->dir);
-		struct dirent *pe;
-		if (!dd)
-			continue;
-		while (r == 0 && (pe = readdir(dd))) {
+		struct strv parts = { 0 };
+		if (sysfs_read_partitions(dev->dir, de->d_name, &parts) < 0)
+			continue;	/* gone meanwhile */
+		for (size_t i = 0; r == 0 && i < parts.n; i++) {
 			struct integrity_device *part;
-			if (pe->d_name[0] == '.' || !is_partition_dir(dev->dir, pe->d_name))
-				continue;
-			if (device_load(ctx, de->d_name, pe->d_name, dev, &part) < 0)
+			if (device_load(ctx, de->d_name, parts.v[i], dev, &part) < 0)
 				continue;
 			r = list_push(&v, &n, &cap, part);
 			if (r < 0)
 				integrity_device_free(part);
 		}
-		closedir(dd);
+		strv_clear(&parts);
 	}
 	closedir(d);
 	if (r < 0) {

@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "device.h"
 #include "inuse.h"
+#include "util/strv.h"
 
 void usage_free(struct usage *u)
 {
@@ -80,27 +80,20 @@ int usage_load(struct usage *u)
 /* The first entry of <dir>/holders, and for a device-mapper holder its name. */
 static bool held(const char *dir, const char *root, char *holder, size_t len)
 {
-	char path[PATH_MAX], dm[PATH_MAX], name[128];
-	struct dirent *de;
-	bool found = false;
+	char dm[PATH_MAX], name[128];
+	struct strv holders = { 0 };
 
-	if (path_printf(path, sizeof(path), "%s/holders", dir) < 0)
+	if (sysfs_read_links(dir, "holders", &holders) < 0 || !holders.n) {
+		strv_clear(&holders);
 		return false;
-	DIR *d = opendir(path);
-	if (!d)
-		return false;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			found = true;
-			if (path_printf(dm, sizeof(dm), "%s/block/%s/dm", root, de->d_name) == 0 &&
-			    sysfs_read(dm, "name", name, sizeof(name)) > 0)
-				snprintf(holder, len, "%s (%s)", de->d_name, name);
-			else
-				snprintf(holder, len, "%s", de->d_name);
-			break;
-		}
-	closedir(d);
-	return found;
+	}
+	if (path_printf(dm, sizeof(dm), "%s/block/%s/dm", root, holders.v[0]) == 0 &&
+	    sysfs_read(dm, "name", name, sizeof(name)) > 0)
+		snprintf(holder, len, "%s (%s)", holders.v[0], name);
+	else
+		snprintf(holder, len, "%s", holders.v[0]);
+	strv_clear(&holders);
+	return true;
 }
 
 bool block_device_claimed(const char *name, dev_t devnum)
@@ -151,37 +144,41 @@ struct member {
 static int members(const char *name, const char *dir, dev_t devnum, bool whole, struct member **out,
 		   size_t *n)
 {
-	struct member *v = NULL;
-	struct dirent *de;
-	size_t count = 1, cap = 0;
+	struct member *v = calloc(1, sizeof(*v));
+	struct strv parts = { 0 };
+	size_t count = 1;
 
-	if (GREEDY_REALLOC(v, cap, 1) < 0)
+	if (!v)
 		return -ENOMEM;
 	snprintf(v[0].name, sizeof(v[0].name), "%s", name);
 	snprintf(v[0].dir, sizeof(v[0].dir), "%s", dir);
 	v[0].devnum = devnum;
-	DIR *d = whole ? opendir(dir) : NULL;
-	while (d && (de = readdir(d))) {
-		char pdir[PATH_MAX], buf[32];
-		unsigned maj, min;
-		if (de->d_name[0] == '.' ||
-		    path_printf(pdir, sizeof(pdir), "%s/%s", dir, de->d_name) < 0 ||
-		    sysfs_read(pdir, "partition", buf, sizeof(buf)) <= 0 ||
-		    sysfs_read(pdir, "dev", buf, sizeof(buf)) <= 0 ||
-		    sscanf(buf, "%u:%u", &maj, &min) != 2)
-			continue;
-		if (GREEDY_REALLOC(v, cap, count + 1) < 0) {
-			closedir(d);
+	/* A disk that cannot be listed shows no partitions: its own checks
+	 * and the exclusive open still apply. */
+	if (whole)
+		(void)sysfs_read_partitions(dir, name, &parts);
+	if (parts.n) {
+		struct member *nv = reallocarray(v, parts.n + 1, sizeof(*v));
+		if (!nv) {
+			strv_clear(&parts);
 			free(v);
 			return -ENOMEM;
 		}
-		snprintf(v[count].name, sizeof(v[count].name), "%s", de->d_name);
+		v = nv;
+	}
+	for (size_t i = 0; i < parts.n; i++) {
+		char pdir[PATH_MAX], devattr[PATH_MAX];
+		unsigned maj, min;
+		if (path_printf(pdir, sizeof(pdir), "%s/%s", dir, parts.v[i]) < 0 ||
+		    path_printf(devattr, sizeof(devattr), "%s/dev", pdir) < 0 ||
+		    sysfs_read_devt_at(AT_FDCWD, devattr, &maj, &min) < 0)
+			continue;	/* deleted while we looked */
+		snprintf(v[count].name, sizeof(v[count].name), "%s", parts.v[i]);
 		snprintf(v[count].dir, sizeof(v[count].dir), "%s", pdir);
 		v[count].devnum = makedev(maj, min);
 		count++;
 	}
-	if (d)
-		closedir(d);
+	strv_clear(&parts);
 	*out = v;
 	*n = count;
 	return 0;
@@ -263,7 +260,7 @@ int disk_open_write(const char *path, const char *name, dev_t devnum, const char
 
 	if (shared)
 		*shared = false;
-	r = device_used(name, sysdir, devnum, true, "/sys", true, why, len);
+	r = device_used(name, sysdir, devnum, true, SYSFS_LIVE_ROOT, true, why, len);
 	if (r < 0)
 		return r;
 	if (r == USED_SELF || (r == USED_PARTITION && !shared))

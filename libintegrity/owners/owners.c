@@ -15,7 +15,6 @@
 #include "config.h"
 
 #include <blkid.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "util/strv.h"
 
 /* ------------------------------------------------------------------ results */
 
@@ -310,21 +310,12 @@ static int find_mount(struct fs_entry *fs)
 /* The first holder (dm, md) of a device, "" when none. */
 static void find_holder(const struct integrity_device *dev, char *out, size_t len)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
+	struct strv holders = { 0 };
 
 	out[0] = '\0';
-	if (path_printf(path, sizeof(path), "%s/holders", dev->dir) < 0)
-		return;
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			snprintf(out, len, "%s", de->d_name);
-			break;
-		}
-	closedir(d);
+	if (sysfs_read_links(dev->dir, "holders", &holders) == 0 && holders.n)
+		snprintf(out, len, "%s", holders.v[0]);
+	strv_clear(&holders);
 }
 
 static int fs_entry_new(struct integrity_owners *o, const struct integrity_device *dev, uint64_t start,

@@ -14,35 +14,33 @@
 
 #include "device.h"
 #include "scrub.h"
+#include "util/strv.h"
 
 /* Partitions of the disk, in blocks of the device, for reports. */
 static int load_partitions(struct integrity_scrub *s, const struct integrity_device *dev)
 {
-	struct integrity_device **all;
-	size_t n;
-	int r = integrity_device_list(s->ctx, &all, &n);
+	struct strv names = { 0 };
+	int r = sysfs_read_partitions(dev->diskdir, dev->disk, &names);
 
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t start, size;
-		if (!all[i]->partno || strcmp(all[i]->disk, dev->disk) != 0)
-			continue;
-		if (sysfs_read_u64(all[i]->dir, "start", &start) < 0 ||
-		    sysfs_read_u64(all[i]->dir, "size", &size) < 0)
-			continue;
+	for (size_t i = 0; r == 0 && i < names.n; i++) {
+		char dir[PATH_MAX];
+		uint64_t partno, start, size;
+		if (path_printf(dir, sizeof(dir), "%s/%s", dev->diskdir, names.v[i]) < 0 ||
+		    sysfs_read_u64(dir, "partition", &partno) < 0 || sysfs_read_u64(dir, "start", &start) < 0 ||
+		    sysfs_read_u64(dir, "size", &size) < 0)
+			continue;	/* deleted while we looked */
 		if (GREEDY_REALLOC(s->parts, s->parts_cap, s->nparts + 1) < 0) {
 			r = -ENOMEM;
 			break;
 		}
 		s->parts[s->nparts++] = (struct scrub_partition){
-			.partno = all[i]->partno,
+			.partno = (unsigned)partno,
 			.start = start * 512 / s->block_size,
 			.length = size * 512 / s->block_size,
 		};
 	}
-	integrity_device_list_free(all, n);
-	return r < 0 ? r : 0;
+	strv_clear(&names);
+	return r;
 }
 
 static bool kernel_has_pi(const struct integrity_kernel_state *ks)

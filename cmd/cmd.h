@@ -13,6 +13,7 @@
 #include "libintegrity.h"
 #include "util/alloc.h"
 #include "util/macro.h"
+#include "util/parse.h"
 
 /* Exit codes, shared by every command. */
 enum {
@@ -79,12 +80,11 @@ int open_device(const char *name, struct integrity_context **ctx, struct integri
 int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage);
 
-/* Strict parsers for arguments: decimal digits only (no sign, no blanks, a
- * leading zero is not octal); -EINVAL for anything else, -ERANGE past 64
- * bits.  parse_u64_hex() also takes 0x-prefixed hex, for the options that
+/* Strict parsers for arguments, beside parse_u64() (util/parse.h): decimal
+ * digits only (no sign, no blanks, a leading zero is not octal); -EINVAL for
+ * anything else, -ERANGE past 64 bits.  parse_u64_hex() also takes 0x-prefixed hex, for the options that
  * document it.  parse_size() takes a binary suffix (K, M, G, T, P, E; KiB,
  * KB).  parse_duration(): N[.N][s|m|h|d], more than 0, at most a year. */
-int parse_u64(const char *s, uint64_t *v);
 int parse_u64_hex(const char *s, uint64_t *v);
 int parse_size(const char *s, uint64_t *v);
 int parse_duration(const char *s, double *secs);

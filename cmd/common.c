@@ -104,40 +104,6 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	return 0;
 }
 
-/* Decimal digits only: no sign, no blanks, no base prefix (a leading zero is
- * not octal).  *end is left at the first byte that is not a digit. */
-static int parse_digits(const char *s, const char **end, uint64_t *v)
-{
-	uint64_t x = 0;
-	const char *p = s;
-
-	if (!s || !isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (x > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		x = x * 10 + d;
-	}
-	*end = p;
-	*v = x;
-	return 0;
-}
-
-int parse_u64(const char *s, uint64_t *v)
-{
-	const char *end;
-	uint64_t x;
-	int r = parse_digits(s, &end, &x);
-
-	if (r < 0)
-		return r;
-	if (*end)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
 int parse_u64_hex(const char *s, uint64_t *v)
 {
 	uint64_t x = 0;

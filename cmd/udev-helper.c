@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -143,27 +142,16 @@ static void record_remove(const char *devname)
 		fail_file(0, o.history ? o.history : INTEGRITY_HISTORY_PATH, r, "cannot record %s", name);
 }
 
-/* The kernel name behind a device node, through its number. */
-static int node_to_name(const char *devname, char *name, size_t len)
+/* A device node is looked up through its number (the library follows
+ * <sysfs root>/dev/block); anything else by its last component, as udev
+ * passes a kernel name. */
+static const char *device_spec(const char *devname)
 {
 	struct stat st;
-	char path[64], target[4096];
 
-	if (gopt.sysfs_root || stat(devname, &st) < 0 || !S_ISBLK(st.st_mode)) {
-		const char *base = strrchr(devname, '/') ? strrchr(devname, '/') + 1 : devname;
-		snprintf(name, len, "%s", base);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
-	ssize_t n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-	if (strlen(base) >= len)
-		return -ENAMETOOLONG;
-	memcpy(name, base, strlen(base) + 1);
-	return 0;
+	if (stat(devname, &st) == 0 && S_ISBLK(st.st_mode))
+		return devname;
+	return strrchr(devname, '/') ? strrchr(devname, '/') + 1 : devname;
 }
 
 static void apply_policy(const struct integrity_device *dev, const struct integrity_resolve *res)
@@ -251,7 +239,6 @@ int cmd_udev_helper(int argc, const char **argv)
 	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
 	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
 	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
-	char name[256];
 	int r;
 
 	r = parse_options(&pc, "integrityctl udev-helper", argc, argv, table, "DEVNAME");
@@ -280,11 +267,9 @@ int cmd_udev_helper(int argc, const char **argv)
 			record_remove(devname);
 		return EXIT_CLEAN;
 	}
-	r = node_to_name(devname, name, sizeof(name));
+	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r == 0)
-		r = integrity_context_new(&ctx, gopt.sysfs_root);
-	if (r == 0)
-		r = integrity_device_new(ctx, name, &dev);
+		r = integrity_device_new(ctx, device_spec(devname), &dev);
 	if (r < 0) {
 		fail(0, devname, r, "cannot look up");
 		return EXIT_CLEAN;

@@ -16,6 +16,7 @@
 #include "libintegrity.h"
 #include "util/alloc.h"
 #include "util/macro.h"
+#include "util/parse.h"
 
 /* The library builds with -fvisibility=hidden; public symbols say so. */
 #define INTEGRITY_EXPORT __attribute__((visibility("default")))

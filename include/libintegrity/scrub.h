@@ -122,9 +122,10 @@ struct integrity_scrub;
  * NAME.scrub.invalid), and so is one that root (or the caller) does not
  * own or that others can write.  -EBUSY: another scrub holds the target.
  * When the state cannot be used (-EBUSY, or a state directory, lock or
- * checkpoint path that is refused) *scrub is still set, for
- * integrity_scrub_lock_holder() and integrity_scrub_failure(), and must be
- * freed. */
+ * checkpoint path that is refused), and whenever the failure has words,
+ * *scrub is still set, for integrity_scrub_lock_holder() and
+ * integrity_scrub_failure(), and must be freed: on failure, free *scrub
+ * (NULL or not). */
 int integrity_scrub_new_sized(struct integrity_scrub **scrub, struct integrity_context *ctx,
 			      const struct integrity_scrub_params *params, size_t params_size);
 #define integrity_scrub_new(scrub, ctx, params) \

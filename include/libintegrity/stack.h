@@ -97,7 +97,8 @@ struct integrity_md_info {
 /* A member: md/dev-<name>/. */
 struct integrity_md_member {
 	char name[256];			/* kernel name of the member device */
-	int slot;			/* role in the array, -1 for a spare or faulty one */
+	int slot;			/* role in the array; -1 for a spare, a faulty member
+					 * and a RAID4/5/6 write journal (state says which) */
 	uint64_t offset;		/* where the data starts on it, sectors */
 	char state[64];			/* "in_sync", "spare", "faulty,...", ... */
 	uint64_t errors;		/* read errors md corrected on it */

@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "stackname.h"
+#include "util/strv.h"
 
 INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, const char *sysfs_root)
 {
@@ -25,7 +26,7 @@ INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, cons
 	*ctxp = NULL;
 	if (!ctx)
 		return -ENOMEM;
-	ctx->root = strdup(sysfs_root ? sysfs_root : "/sys");
+	ctx->root = strdup(sysfs_root ? sysfs_root : SYSFS_LIVE_ROOT);
 	if (!ctx->root) {
 		free(ctx);
 		return -ENOMEM;
@@ -33,7 +34,7 @@ INTEGRITY_EXPORT int integrity_context_new(struct integrity_context **ctxp, cons
 	size_t len = strlen(ctx->root);
 	while (len > 1 && ctx->root[len - 1] == '/')
 		ctx->root[--len] = '\0';
-	ctx->live = strcmp(ctx->root, "/sys") == 0;
+	ctx->live = strcmp(ctx->root, SYSFS_LIVE_ROOT) == 0;
 	/* udev's database only describes the live system. */
 	if (ctx->live)
 		ctx->udev = access("/run/udev/data", F_OK) == 0 ? udev_new() : NULL;
@@ -362,21 +363,18 @@ INTEGRITY_EXPORT int integrity_device_list(struct integrity_context *ctx,
 			integrity_device_free(dev);
 			break;
 		}
-		DIR *dd = opendir(dev->dir);
-		struct dirent *pe;
-		if (!dd)
-			continue;
-		while (r == 0 && (pe = readdir(dd))) {
+		struct strv parts = { 0 };
+		if (sysfs_read_partitions(dev->dir, de->d_name, &parts) < 0)
+			continue;	/* gone meanwhile */
+		for (size_t i = 0; r == 0 && i < parts.n; i++) {
 			struct integrity_device *part;
-			if (pe->d_name[0] == '.' || !is_partition_dir(dev->dir, pe->d_name))
-				continue;
-			if (device_load(ctx, de->d_name, pe->d_name, dev, &part) < 0)
+			if (device_load(ctx, de->d_name, parts.v[i], dev, &part) < 0)
 				continue;
 			r = list_push(&v, &n, &cap, part);
 			if (r < 0)
 				integrity_device_free(part);
 		}
-		closedir(dd);
+		strv_clear(&parts);
 	}
 	closedir(d);
 	if (r < 0) {
@@ -669,20 +667,6 @@ INTEGRITY_EXPORT const char *integrity_device_stable_name(const struct integrity
 	return dev->stable;
 }
 
-static int write_attr(const char *dir, const char *attr, int value)
-{
-	char path[PATH_MAX];
-	_cleanup_close_ int fd = -1;
-
-	path_printf(path, sizeof(path), "%s/%s", dir, attr);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value ? "1" : "0", 1) != 1)
-		return -errno;
-	return 0;
-}
-
 INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *dev,
 						 int read_verify, int write_generate)
 {
@@ -700,9 +684,9 @@ INTEGRITY_EXPORT int integrity_device_set_policy(const struct integrity_device *
 	if (strcmp(st.format, "none") == 0 || strcmp(st.format, "nop") == 0)
 		return -EOPNOTSUPP;
 	path_printf(dir, sizeof(dir), "%s/integrity", dev->diskdir);
-	if (read_verify >= 0 && (r = write_attr(dir, "read_verify", read_verify)) < 0)
+	if (read_verify >= 0 && (r = sysfs_write(dir, "read_verify", read_verify ? "1" : "0")) < 0)
 		return r;
-	if (write_generate >= 0 && (r = write_attr(dir, "write_generate", write_generate)) < 0)
+	if (write_generate >= 0 && (r = sysfs_write(dir, "write_generate", write_generate ? "1" : "0")) < 0)
 		return r;
 	((struct integrity_device *)dev)->state_valid = false;
 	return 0;

@@ -57,18 +57,6 @@ static void report(const struct integrity_format_callbacks *cb, const char *phas
 	cb->progress(cb->data, &pr);
 }
 
-static int write_sysfs(const char *dir, const char *attr, const char *value)
-{
-	char path[PATH_MAX];
-
-	if (path_printf(path, sizeof(path), "%s/%s", dir, attr) < 0)
-		return -ENAMETOOLONG;
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return write(fd, value, strlen(value)) < 0 ? -errno : 0;
-}
-
 /*
  * One SCSI command with data out (or none).  The sense data, when there is
  * some, in *hdr; NO SENSE and RECOVERED ERROR count as success.  Failures
@@ -301,7 +289,7 @@ static bool wait_kernel(struct integrity_format_plan *p, bool ask_rescan)
 		if (t >= p->deadline)
 			return false;
 		if (ask_rescan && t - asked >= RESCAN_AGAIN_SECONDS) {
-			write_sysfs(p->dev->diskdir, "device/rescan_controller", "1");
+			sysfs_write(p->dev->diskdir, "device/rescan_controller", "1");
 			asked = t;
 		}
 		sleep_ms(100);
@@ -346,7 +334,7 @@ static int read_back(struct integrity_format_plan *p, int fd, const struct integ
 	} else {
 		uint8_t rc[32] = { 0 };
 		char reason[256];
-		write_sysfs(p->dev->diskdir, "device/rescan", "1");
+		sysfs_write(p->dev->diskdir, "device/rescan", "1");
 		ioctl(fd, BLKRRPART, 0);
 		p->deadline = t0 + SCSI_SETTLE_SECONDS;
 		wait_kernel(p, false);

@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "device.h"
 #include "inuse.h"
+#include "util/strv.h"
 
 void usage_free(struct usage *u)
 {
@@ -24,23 +24,6 @@ void usage_free(struct usage *u)
 	free(u->mounts);
 	free(u->swaps);
 	memset(u, 0, sizeof(*u));
-}
-
-/* mountinfo and /proc/swaps escape blanks as \040. */
-static void unescape_octal(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
 }
 
 static int usage_add_mount(struct usage *u, dev_t dev, const char *where)
@@ -64,39 +47,31 @@ static int usage_add_swap(struct usage *u, dev_t dev)
 	return 0;
 }
 
+static int add_mount_entry(const struct mountinfo_entry *e, void *data)
+{
+	return usage_add_mount(data, e->devnum, e->target);
+}
+
 int usage_load(struct usage *u)
 {
-	FILE *mi = fopen("/proc/self/mountinfo", "re");
-	FILE *sw = fopen("/proc/swaps", "re");
-	char *line = NULL;
+	_cleanup_fclose_ FILE *sw = fopen("/proc/swaps", "re");
+	_cleanup_free_ char *line = NULL;
 	size_t len = 0;
-	int r = 0;
 
 	memset(u, 0, sizeof(*u));
-	/* "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": field 3 is MAJ:MIN. */
-	while (r == 0 && mi && getline(&line, &len, mi) > 0) {
-		unsigned maj, min;
-		char where[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3)
-			continue;
-		unescape_octal(where);
-		r = usage_add_mount(u, makedev(maj, min), where);
-	}
+	/* A mount table that cannot be read is an error: "not mounted" is
+	 * what a destructive operation must never assume. */
+	int r = mountinfo_foreach(NULL, add_mount_entry, u);
 	while (r == 0 && sw && getline(&line, &len, sw) > 0) {
 		char what[PATH_MAX];
 		struct stat st;
 		if (sscanf(line, "%4095s", what) != 1 || what[0] != '/')
 			continue;	/* the heading */
-		unescape_octal(what);
+		proc_unescape(what);
 		/* A swap file sits on a mounted file system, found above. */
 		if (stat(what, &st) == 0 && S_ISBLK(st.st_mode))
 			r = usage_add_swap(u, st.st_rdev);
 	}
-	free(line);
-	if (mi)
-		fclose(mi);
-	if (sw)
-		fclose(sw);
 	if (r < 0)
 		usage_free(u);
 	return r;
@@ -105,27 +80,20 @@ int usage_load(struct usage *u)
 /* The first entry of <dir>/holders, and for a device-mapper holder its name. */
 static bool held(const char *dir, const char *root, char *holder, size_t len)
 {
-	char path[PATH_MAX], dm[PATH_MAX], name[128];
-	struct dirent *de;
-	bool found = false;
+	char dm[PATH_MAX], name[128];
+	struct strv holders = { 0 };
 
-	if (path_printf(path, sizeof(path), "%s/holders", dir) < 0)
+	if (sysfs_read_links(dir, "holders", &holders) < 0 || !holders.n) {
+		strv_clear(&holders);
 		return false;
-	DIR *d = opendir(path);
-	if (!d)
-		return false;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			found = true;
-			if (path_printf(dm, sizeof(dm), "%s/block/%s/dm", root, de->d_name) == 0 &&
-			    sysfs_read(dm, "name", name, sizeof(name)) > 0)
-				snprintf(holder, len, "%s (%s)", de->d_name, name);
-			else
-				snprintf(holder, len, "%s", de->d_name);
-			break;
-		}
-	closedir(d);
-	return found;
+	}
+	if (path_printf(dm, sizeof(dm), "%s/block/%s/dm", root, holders.v[0]) == 0 &&
+	    sysfs_read(dm, "name", name, sizeof(name)) > 0)
+		snprintf(holder, len, "%s (%s)", holders.v[0], name);
+	else
+		snprintf(holder, len, "%s", holders.v[0]);
+	strv_clear(&holders);
+	return true;
 }
 
 bool block_device_claimed(const char *name, dev_t devnum)
@@ -176,37 +144,41 @@ struct member {
 static int members(const char *name, const char *dir, dev_t devnum, bool whole, struct member **out,
 		   size_t *n)
 {
-	struct member *v = NULL;
-	struct dirent *de;
-	size_t count = 1, cap = 0;
+	struct member *v = calloc(1, sizeof(*v));
+	struct strv parts = { 0 };
+	size_t count = 1;
 
-	if (GREEDY_REALLOC(v, cap, 1) < 0)
+	if (!v)
 		return -ENOMEM;
 	snprintf(v[0].name, sizeof(v[0].name), "%s", name);
 	snprintf(v[0].dir, sizeof(v[0].dir), "%s", dir);
 	v[0].devnum = devnum;
-	DIR *d = whole ? opendir(dir) : NULL;
-	while (d && (de = readdir(d))) {
-		char pdir[PATH_MAX], buf[32];
-		unsigned maj, min;
-		if (de->d_name[0] == '.' ||
-		    path_printf(pdir, sizeof(pdir), "%s/%s", dir, de->d_name) < 0 ||
-		    sysfs_read(pdir, "partition", buf, sizeof(buf)) <= 0 ||
-		    sysfs_read(pdir, "dev", buf, sizeof(buf)) <= 0 ||
-		    sscanf(buf, "%u:%u", &maj, &min) != 2)
-			continue;
-		if (GREEDY_REALLOC(v, cap, count + 1) < 0) {
-			closedir(d);
+	/* A disk that cannot be listed shows no partitions: its own checks
+	 * and the exclusive open still apply. */
+	if (whole)
+		(void)sysfs_read_partitions(dir, name, &parts);
+	if (parts.n) {
+		struct member *nv = reallocarray(v, parts.n + 1, sizeof(*v));
+		if (!nv) {
+			strv_clear(&parts);
 			free(v);
 			return -ENOMEM;
 		}
-		snprintf(v[count].name, sizeof(v[count].name), "%s", de->d_name);
+		v = nv;
+	}
+	for (size_t i = 0; i < parts.n; i++) {
+		char pdir[PATH_MAX], devattr[PATH_MAX];
+		unsigned maj, min;
+		if (path_printf(pdir, sizeof(pdir), "%s/%s", dir, parts.v[i]) < 0 ||
+		    path_printf(devattr, sizeof(devattr), "%s/dev", pdir) < 0 ||
+		    sysfs_read_devt_at(AT_FDCWD, devattr, &maj, &min) < 0)
+			continue;	/* deleted while we looked */
+		snprintf(v[count].name, sizeof(v[count].name), "%s", parts.v[i]);
 		snprintf(v[count].dir, sizeof(v[count].dir), "%s", pdir);
 		v[count].devnum = makedev(maj, min);
 		count++;
 	}
-	if (d)
-		closedir(d);
+	strv_clear(&parts);
 	*out = v;
 	*n = count;
 	return 0;
@@ -288,7 +260,7 @@ int disk_open_write(const char *path, const char *name, dev_t devnum, const char
 
 	if (shared)
 		*shared = false;
-	r = device_used(name, sysdir, devnum, true, "/sys", true, why, len);
+	r = device_used(name, sysdir, devnum, true, SYSFS_LIVE_ROOT, true, why, len);
 	if (r < 0)
 		return r;
 	if (r == USED_SELF || (r == USED_PARTITION && !shared))

@@ -48,60 +48,6 @@ INTEGRITY_EXPORT const char *integrity_stack_kind_name(enum integrity_stack_kind
 	return (size_t)kind < ARRAY_SIZE(names) ? names[kind] : "?";
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of <dir>/<sub>, sorted; a missing directory is empty. */
-static int read_links(const char *dir, const char *sub, struct strv *out)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	int r = 0;
-
-	if (path_printf(path, sizeof(path), "%s/%s", dir, sub) < 0)
-		return -ENAMETOOLONG;
-	DIR *d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while (r == 0 && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			r = strv_push(out, de->d_name);
-	closedir(d);
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
-	return r;
-}
-
-/* A disk's partitions: the subdirectories named <disk><N> or <disk>p<N>
- * (the kernel's names; nothing else in the directory starts so), without
- * a look at each one's "partition" attribute. */
-static int read_partitions(const char *dir, const char *disk, struct strv *out)
-{
-	size_t len = strlen(disk);
-	struct dirent *de;
-	int r = 0;
-
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	while (r == 0 && (de = readdir(d))) {
-		const char *tail = de->d_name + len;
-		if (strncmp(de->d_name, disk, len) != 0)
-			continue;
-		if (*tail == 'p')
-			tail++;
-		if (!*tail || strspn(tail, "0123456789") != strlen(tail))
-			continue;
-		r = strv_push(out, de->d_name);
-	}
-	closedir(d);
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
-	return r;
-}
-
 static char *read_string(const char *dir, const char *attr)
 {
 	char buf[256];
@@ -109,53 +55,54 @@ static char *read_string(const char *dir, const char *attr)
 	return sysfs_read(dir, attr, buf, sizeof(buf)) > 0 ? strdup(buf) : NULL;
 }
 
-static int64_t read_s64(const char *dir, const char *attr, int64_t dflt)
+/* A signed attribute, or -1 when md does not show it. */
+static int64_t read_s64(const char *dir, const char *attr)
 {
-	uint64_t v;
+	int64_t v;
 
-	return sysfs_read_u64(dir, attr, &v) < 0 ? dflt : (int64_t)v;
+	return sysfs_read_s64(dir, attr, &v) < 0 ? -1 : v;
+}
+
+/* One member's md/dev-<name>: its role and data offset are needed to map
+ * blocks through the array, so a failed or malformed read of either is an
+ * error, never a slot or an offset of 0. */
+static int read_md_member(struct integrity_md_member *m, const char *mddir, const char *name)
+{
+	char dir[PATH_MAX], buf[64];
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	if (path_printf(m->name, sizeof(m->name), "%s", name) < 0 ||
+	    path_printf(dir, sizeof(dir), "%s/dev-%s", mddir, name) < 0)
+		return -ENAMETOOLONG;
+	if ((r = sysfs_read(dir, "slot", buf, sizeof(buf))) < 0 || (r = sysfs_parse_md_slot(buf, &m->slot)) < 0 ||
+	    (r = sysfs_read_u64(dir, "offset", &m->offset)) < 0)
+		return r;
+	sysfs_read(dir, "state", m->state, sizeof(m->state));
+	sysfs_read_u64(dir, "errors", &m->errors);
+	/* The list can be long: a page at most, as the kernel shows it. */
+	char *bb = malloc(4097);
+	if (!bb)
+		return -ENOMEM;
+	if (sysfs_read(dir, "bad_blocks", bb, 4097) < 0)
+		bb[0] = '\0';
+	m->bad_blocks = bb;
+	return 0;
 }
 
 static int read_md_members(struct integrity_stack *s, const char *mddir)
 {
-	struct dirent *de;
-	size_t cap = 0;
-	int r = 0;
+	struct strv names = { 0 };
+	int r = sysfs_read_md_members(mddir, &names);
 
-	DIR *d = opendir(mddir);
-	if (!d)
-		return -errno;
-	while (r == 0 && (de = readdir(d))) {
-		char dir[PATH_MAX], buf[64];
-		if (strncmp(de->d_name, "dev-", 4) != 0)
-			continue;
-		if (path_printf(dir, sizeof(dir), "%s/%s", mddir, de->d_name) < 0)
-			continue;
-		if (GREEDY_REALLOC(s->members, cap, s->nmembers + 1) < 0) {
-			r = -ENOMEM;
-			break;
-		}
-		struct integrity_md_member *m = &s->members[s->nmembers];
-		memset(m, 0, sizeof(*m));
-		path_printf(m->name, sizeof(m->name), "%s", de->d_name + 4);
-		m->slot = -1;
-		if (sysfs_read(dir, "slot", buf, sizeof(buf)) > 0 && strcmp(buf, "none") != 0)
-			m->slot = atoi(buf);
-		sysfs_read_u64(dir, "offset", &m->offset);
-		sysfs_read(dir, "state", m->state, sizeof(m->state));
-		sysfs_read_u64(dir, "errors", &m->errors);
-		/* The list can be long: a page at most, as the kernel shows it. */
-		char *bb = malloc(4097);
-		if (!bb) {
-			r = -ENOMEM;
-			break;
-		}
-		if (sysfs_read(dir, "bad_blocks", bb, 4097) < 0)
-			bb[0] = '\0';
-		m->bad_blocks = bb;
-		s->nmembers++;
+	if (r == 0 && names.n && !(s->members = calloc(names.n, sizeof(*s->members))))
+		r = -ENOMEM;
+	for (size_t i = 0; r == 0 && i < names.n; i++) {
+		r = read_md_member(&s->members[i], mddir, names.v[i]);
+		if (r == 0)
+			s->nmembers++;
 	}
-	closedir(d);
+	strv_clear(&names);
 	return r;
 }
 
@@ -172,7 +119,7 @@ static int cmp_members(const void *a, const void *b)
 
 static int read_md(struct integrity_stack *s, const char *dir)
 {
-	char mddir[PATH_MAX], buf[64];
+	char mddir[PATH_MAX];
 	struct integrity_md_info *md = &s->md;
 	uint64_t v;
 
@@ -183,12 +130,12 @@ static int read_md(struct integrity_stack *s, const char *dir)
 	sysfs_read(mddir, "uuid", md->uuid, sizeof(md->uuid));
 	if (sysfs_read_u64(mddir, "chunk_size", &v) == 0)
 		md->chunk_size = v;
-	md->layout = sysfs_read(mddir, "layout", buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
+	md->layout = (int)read_s64(mddir, "layout");
 	if (sysfs_read_u64(mddir, "raid_disks", &v) == 0)
 		md->raid_disks = (unsigned)v;
 	sysfs_read(mddir, "array_state", md->array_state, sizeof(md->array_state));
-	md->degraded = (int)read_s64(mddir, "degraded", -1);
-	md->mismatch_cnt = read_s64(mddir, "mismatch_cnt", -1);
+	md->degraded = (int)read_s64(mddir, "degraded");
+	md->mismatch_cnt = read_s64(mddir, "mismatch_cnt");
 	sysfs_read(mddir, "sync_action", md->sync_action, sizeof(md->sync_action));
 	s->md_valid = true;
 	int r = read_md_members(s, mddir);
@@ -235,9 +182,9 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 		s->kind = INTEGRITY_STACK_PARTITION;
 		r = strv_push(&s->below, dev->disk);
 	} else {
-		r = read_links(dev->dir, "slaves", &s->below);
+		r = sysfs_read_links(dev->dir, "slaves", &s->below);
 		if (r == 0)
-			r = read_partitions(dev->dir, dev->name, &s->above);
+			r = sysfs_read_partitions(dev->dir, dev->name, &s->above);
 		s->nparts = s->above.n;
 		if (path_printf(sub, sizeof(sub), "%s/dm", dev->dir) == 0 && access(sub, F_OK) == 0)
 			s->kind = INTEGRITY_STACK_DM;
@@ -249,7 +196,7 @@ INTEGRITY_EXPORT int integrity_stack_new(const struct integrity_device *dev,
 			s->kind = INTEGRITY_STACK_LOOP;
 	}
 	if (r == 0)
-		r = read_links(dev->dir, "holders", &s->above);
+		r = sysfs_read_links(dev->dir, "holders", &s->above);
 	if (r == 0 && s->kind == INTEGRITY_STACK_MD)
 		r = read_md(s, dev->dir);
 	if (r < 0) {

@@ -31,20 +31,6 @@ static int split_words(char *s, struct words *w)
 	return 0;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
 static int parse_unsigned(const char *s, unsigned *v, unsigned max)
 {
 	uint64_t x;

@@ -16,7 +16,6 @@
 #include "config.h"
 
 #include <blkid.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 
 #include "device.h"
 #include "owners_int.h"
+#include "util/strv.h"
 
 /* ------------------------------------------------------------------ results */
 
@@ -279,92 +279,57 @@ static int probe_fs(struct fs_entry *fs)
 	return fs->type ? 0 : -ENOMEM;
 }
 
-/* mountinfo escapes blanks, tabs, newlines and backslashes as \ooo. */
-static void unoctal(char *s)
-{
-	char *out = s;
+struct mount_search {
+	struct fs_entry *fs;
+	char *best;
+	bool best_whole;
+};
 
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-		    s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
+static int consider_mount(const struct mountinfo_entry *e, void *data)
+{
+	struct mount_search *m = data;
+	struct fs_entry *fs = m->fs;
+	struct stat st;
+
+	/* btrfs shows an anonymous number: match its source device. */
+	if (e->devnum != fs->devnum && (strcmp(e->fstype, "btrfs") != 0 || stat(e->source, &st) < 0 ||
+					!S_ISBLK(st.st_mode) || st.st_rdev != fs->devnum))
+		return 0;
+	bool whole = strcmp(e->root, "/") == 0;
+	if (m->best && (m->best_whole || !whole))
+		return 0;
+	free(m->best);
+	m->best = strdup(e->target);
+	m->best_whole = whole;
+	/* The kernel's word for the type, whatever a probe found. */
+	if (strcmp(e->fstype, fs->type) != 0) {
+		free(fs->type);
+		fs->type = strdup(e->fstype);
 	}
-	*out = '\0';
+	snprintf(fs->mount_root, sizeof(fs->mount_root), "%s", e->root);
+	return m->best && fs->type ? 0 : -ENOMEM;
 }
 
 /* Where the file system on devnum is mounted: the mount of its whole tree
  * when there is one, else a bind mount of a part. */
 static int find_mount(struct fs_entry *fs)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, *best = NULL;
-	size_t len = 0;
-	bool best_whole = false;
+	struct mount_search m = { .fs = fs };
+	int r = mountinfo_foreach(NULL, consider_mount, &m);
 
-	if (!f)
-		return 0;
-	while (getline(&line, &len, f) > 0) {
-		unsigned maj, min;
-		char root[PATH_MAX], where[PATH_MAX];
-		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, where) != 4)
-			continue;
-		dev_t d = makedev(maj, min);
-		if (d != fs->devnum) {
-			/* btrfs shows an anonymous number: match its source device. */
-			char *sep = strstr(line, " - "), src[PATH_MAX], type[64];
-			struct stat st;
-			if (!sep || sscanf(sep + 3, "%63s %4095s", type, src) != 2 || strcmp(type, "btrfs") ||
-			    (unoctal(src), stat(src, &st)) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != fs->devnum)
-				continue;
-		}
-		unoctal(root);
-		unoctal(where);
-		bool whole = strcmp(root, "/") == 0;
-		if (best && (best_whole || !whole))
-			continue;
-		free(best);
-		best = strdup(where);
-		best_whole = whole;
-		/* The kernel's word for the type, whatever a probe found. */
-		char *sep = strstr(line, " - "), type[64];
-		if (sep && sscanf(sep + 3, "%63s", type) == 1 && strcmp(type, fs->type)) {
-			free(fs->type);
-			fs->type = strdup(type);
-			if (!fs->type)
-				break;
-		}
-		snprintf(fs->mount_root, sizeof(fs->mount_root), "%s", root);
-		if (!best)
-			break;
-	}
-	free(line);
-	fclose(f);
-	fs->mountpoint = best;
-	return 0;
+	fs->mountpoint = m.best;
+	return r;
 }
 
 /* The first holder (dm, md) of a device, "" when none. */
 static void find_holder(const struct integrity_device *dev, char *out, size_t len)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
+	struct strv holders = { 0 };
 
 	out[0] = '\0';
-	if (path_printf(path, sizeof(path), "%s/holders", dev->dir) < 0)
-		return;
-	DIR *d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			snprintf(out, len, "%s", de->d_name);
-			break;
-		}
-	closedir(d);
+	if (sysfs_read_links(dev->dir, "holders", &holders) == 0 && holders.n)
+		snprintf(out, len, "%s", holders.v[0]);
+	strv_clear(&holders);
 }
 
 static int fs_entry_new(struct integrity_owners *o, const struct integrity_device *dev, uint64_t start,

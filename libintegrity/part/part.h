@@ -34,7 +34,6 @@
 #include "sysfs.h"
 #include "util/fileio.h"
 
-#define SYSFS_DEV_BLOCK "/sys/dev/block"
 #define KERNEL_SECTOR 512u
 /* How long to wait for another program's lock on the disk (udev probing). */
 #define LOCK_TIMEOUT_MS 10000

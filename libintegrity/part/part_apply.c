@@ -125,7 +125,7 @@ static void actions_fill_kernel(struct integrity_part_plan *plan)
 		}
 	}
 	fill_from_proc(plan, sep);
-	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
+	sysfs_devnum_path(SYSFS_LIVE_ROOT, d->devno, path, sizeof(path));
 	_cleanup_close_ int dfd = -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		struct act *a = &plan->v[i];

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "part.h"
+#include "util/strv.h"
 
 /* ------------------------------------------------------------------ messages */
 
@@ -170,52 +171,53 @@ static int parse_uevent(char *buf, struct kpart *k)
 static int kernel_scan(struct integrity_part_disk *d)
 {
 	char path[64];
-	_cleanup_closedir_ DIR *dir = NULL;
-	struct dirent *de;
+	_cleanup_close_ int dfd = -1;
+	struct strv names = { 0 };
 	struct kpart *v = NULL;
 	size_t n = 0, cap = 0;
+	int r;
 
 	free(d->k);
 	d->k = NULL;
 	d->nk = 0;
 	if (!d->blockdev)
 		return 0;
-	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
-	dir = opendir(path);
-	if (!dir)
+	sysfs_devnum_path(SYSFS_LIVE_ROOT, d->devno, path, sizeof(path));
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	while ((de = readdir(dir))) {
+	if ((r = sysfs_read_partitions(path, d->kname, &names)) < 0)
+		return r;
+	for (size_t i = 0; i < names.n; i++) {
+		const char *name = names.v[i];
 		char attr[NAME_MAX + 16], uevent[512];
 		struct kpart k = { 0 };
 
-		/* Partitions are named after their disk; the other directories
-		 * (queue, holders, power, ...) are not. */
-		if (strncmp(de->d_name, d->kname, strlen(d->kname)) != 0 ||
-		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
-			continue;
 		/* One read for the number and the device number. */
-		snprintf(attr, sizeof(attr), "%s/uevent", de->d_name);
-		if (sysfs_read_at(dirfd(dir), attr, uevent, sizeof(uevent)) < 0 ||
+		snprintf(attr, sizeof(attr), "%s/uevent", name);
+		if (sysfs_read_at(dfd, attr, uevent, sizeof(uevent)) < 0 ||
 		    parse_uevent(uevent, &k) < 0)
 			continue;	/* not a partition, or deleted while we looked */
-		snprintf(attr, sizeof(attr), "%s/start", de->d_name);
-		if (sysfs_read_u64_at(dirfd(dir), attr, &k.start) < 0)
+		snprintf(attr, sizeof(attr), "%s/start", name);
+		if (sysfs_read_u64_at(dfd, attr, &k.start) < 0)
 			continue;
-		snprintf(attr, sizeof(attr), "%s/size", de->d_name);
-		if (sysfs_read_u64_at(dirfd(dir), attr, &k.size) < 0)
+		snprintf(attr, sizeof(attr), "%s/size", name);
+		if (sysfs_read_u64_at(dfd, attr, &k.size) < 0)
 			continue;
-		snprintf(k.kname, sizeof(k.kname), "%s", de->d_name);
+		snprintf(k.kname, sizeof(k.kname), "%s", name);
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
 			struct kpart *nv = realloc(v, cap * sizeof(*v));
 			if (!nv) {
 				free(v);
+				strv_clear(&names);
 				return -ENOMEM;
 			}
 			v = nv;
 		}
 		v[n++] = k;
 	}
+	strv_clear(&names);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_kpart);
 	d->k = v;
@@ -544,7 +546,7 @@ static int disk_identify(struct integrity_part_disk *d, struct integrity_part_er
 	_cleanup_close_ int dfd = -1;
 	uint64_t v;
 
-	snprintf(path, sizeof(path), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
+	sysfs_devnum_path(SYSFS_LIVE_ROOT, d->devno, path, sizeof(path));
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return set_error(err, 0, -errno, "cannot find the device in sysfs");
@@ -618,7 +620,7 @@ int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *pat
 
 	if (d->blockdev && (flags & INTEGRITY_PART_WRITE)) {
 		char sysdir[64];
-		snprintf(sysdir, sizeof(sysdir), SYSFS_DEV_BLOCK "/%u:%u", major(d->devno), minor(d->devno));
+		sysfs_devnum_path(SYSFS_LIVE_ROOT, d->devno, sysdir, sizeof(sysdir));
 		/* Whatever the flags: --force is for tables, never for a disk in use. */
 		d->fd = disk_open_write(path, d->kname, d->devno, sysdir, 0, &d->shared, d->busy,
 					sizeof(d->busy));
@@ -804,8 +806,8 @@ int part_busy(const struct integrity_part_disk *d, const struct kpart *k, const 
 	dev_t dev = makedev(k->major, k->minor);
 	char dir[64];
 
-	snprintf(dir, sizeof(dir), SYSFS_DEV_BLOCK "/%u:%u", k->major, k->minor);
-	if (block_device_used(u, dev, dir, "/sys", why, len))
+	sysfs_devnum_path(SYSFS_LIVE_ROOT, dev, dir, sizeof(dir));
+	if (block_device_used(u, dev, dir, SYSFS_LIVE_ROOT, why, len))
 		return 1;
 	/* Our own exclusive claim on the disk: nobody else has one on a partition. */
 	if (d->exclusive)

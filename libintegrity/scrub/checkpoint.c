@@ -55,26 +55,11 @@ void scrub_checkpoint_free(struct scrub_checkpoint *cp)
 	memset(&cp->errors, 0, sizeof(cp->errors));
 }
 
-/* Strict unsigned decimal: digits only, no sign, no overflow. */
-static bool parse_u64(const char *v, uint64_t *out)
-{
-	char *end;
-
-	if (*v < '0' || *v > '9')
-		return false;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = x;
-	return true;
-}
-
 static bool parse_i64(const char *v, int64_t *out)
 {
 	uint64_t x;
 
-	if (!parse_u64(v, &x) || x > INT64_MAX)
+	if (parse_u64(v, &x) < 0 || x > INT64_MAX)
 		return false;
 	*out = (int64_t)x;
 	return true;
@@ -163,7 +148,7 @@ static int parse_line(struct scrub_checkpoint *cp, char *line, bool with_errors,
 	static const char *const statuses[] = { "running", "interrupted", "complete", NULL };
 	switch (f) {
 	case F_VERSION:
-		if (!parse_u64(v, &x) || x != CHECKPOINT_VERSION)
+		if (parse_u64(v, &x) < 0 || x != CHECKPOINT_VERSION)
 			return WHY("version '%.20s', not %d", v, CHECKPOINT_VERSION);
 		break;
 	case F_IDENTITY:
@@ -182,35 +167,35 @@ static int parse_line(struct scrub_checkpoint *cp, char *line, bool with_errors,
 		ok = one_of(v, statuses) && copy_string(cp->status, sizeof(cp->status), v);
 		break;
 	case F_BLOCK_SIZE:
-		ok = parse_u64(v, &x) && x >= 512 && x <= (1u << 20);
+		ok = parse_u64(v, &x) == 0 && x >= 512 && x <= (1u << 20);
 		cp->block_size = (uint32_t)x;
 		break;
 	case F_BLOCKS:
-		ok = parse_u64(v, &cp->blocks);
+		ok = parse_u64(v, &cp->blocks) == 0;
 		break;
 	case F_RANGE_START:
-		ok = parse_u64(v, &p->start);
+		ok = parse_u64(v, &p->start) == 0;
 		break;
 	case F_RANGE_END:
-		ok = parse_u64(v, &p->end);
+		ok = parse_u64(v, &p->end) == 0;
 		break;
 	case F_NEXT:
-		ok = parse_u64(v, &p->done);
+		ok = parse_u64(v, &p->done) == 0;
 		break;
 	case F_RESUMED_FROM:
-		ok = parse_u64(v, &p->resumed_from);
+		ok = parse_u64(v, &p->resumed_from) == 0;
 		break;
 	case F_BLOCKS_CHECKED:
-		ok = parse_u64(v, &p->blocks_checked);
+		ok = parse_u64(v, &p->blocks_checked) == 0;
 		break;
 	case F_BYTES_CHECKED:
-		ok = parse_u64(v, &p->bytes_checked);
+		ok = parse_u64(v, &p->bytes_checked) == 0;
 		break;
 	case F_BAD_BLOCKS:
-		ok = parse_u64(v, &p->bad_blocks);
+		ok = parse_u64(v, &p->bad_blocks) == 0;
 		break;
 	case F_IO_ERRORS:
-		ok = parse_u64(v, &p->io_errors);
+		ok = parse_u64(v, &p->io_errors) == 0;
 		break;
 	case F_ELAPSED: {
 		char *end;
@@ -225,7 +210,7 @@ static int parse_line(struct scrub_checkpoint *cp, char *line, bool with_errors,
 		ok = parse_i64(v, &cp->updated);
 		break;
 	case F_ERRORS:
-		ok = parse_u64(v, &cp->nerrors);
+		ok = parse_u64(v, &cp->nerrors) == 0;
 		break;
 	}
 	if (!ok)

@@ -354,7 +354,6 @@ static int load_checkpoint(struct integrity_scrub *s)
 		s->progress = cp.progress;
 		s->errors = cp.errors;
 		memset(&cp.errors, 0, sizeof(cp.errors));
-		s->elapsed_before = cp.progress.elapsed;
 		s->started_wall = (time_t)cp.started;
 		scrub_add_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
 			       s->progress.end, s->state_path);
@@ -397,19 +396,12 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 		r = -ENOTBLK;
 		goto fail;
 	}
-	r = S_ISBLK(st.st_mode) ? scrub_open_device_target(s, &st) : scrub_open_image_target(s, &st);
+	bool blockdev = S_ISBLK(st.st_mode);
+	r = blockdev ? scrub_identify_device_target(s, &st) : scrub_identify_image_target(s, &st);
 	if (r < 0)
 		goto fail;
-
-	/* The range, in blocks of the target. */
-	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start) ||
-	    p->range_start == s->blocks) {
-		r = -ERANGE;
-		goto fail;
-	}
-	s->progress.start = p->range_start;
-	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
-	s->progress.done = s->progress.start;
+	/* The lock before any I/O to the target: a scrub that waits for
+	 * another one builds no rings or threads and sends no probes. */
 	if (p->state_dir) {
 		r = check_state_dir(s, p->state_dir);
 		if (r == 0)
@@ -422,16 +414,33 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 			return r;
 		}
 		scrub_checkpoint_remove_temporaries(s->state_path);
-		if (!p->restart) {
-			r = load_checkpoint(s);
-			if (r < 0)
-				goto fail;
-		}
+	}
+	r = blockdev ? scrub_open_device_method(s) : scrub_open_image_method(s);
+	if (r < 0)
+		goto fail;
+
+	/* The range, in blocks of the target. */
+	if (p->range_start > s->blocks || (p->range_length && p->range_length > s->blocks - p->range_start) ||
+	    p->range_start == s->blocks) {
+		r = -ERANGE;
+		goto fail;
+	}
+	s->progress.start = p->range_start;
+	s->progress.end = p->range_length ? p->range_start + p->range_length : s->blocks;
+	s->progress.done = s->progress.start;
+	if (p->state_dir && !p->restart) {
+		r = load_checkpoint(s);
+		if (r < 0)
+			goto fail;
 	}
 	s->progress.resumed_from = s->progress.done;
 	*sp = s;
 	return 0;
 fail:
+	if (s->failure[0]) {
+		*sp = s;	/* for integrity_scrub_failure() */
+		return r;
+	}
 	integrity_scrub_free(s);
 	return r;
 }
@@ -666,6 +675,11 @@ INTEGRITY_EXPORT int integrity_scrub_run(struct integrity_scrub *s,
 		return -EINVAL;
 	s->cb = cb;
 	s->stop_requested = s->out_of_time = false;
+	/* A run on a handle that already ran goes on from where it stopped:
+	 * its time adds to the earlier runs', its start is here. */
+	s->elapsed_before = s->progress.elapsed;
+	s->progress.resumed_from = s->progress.done;
+	s->progress.run_elapsed = 0;
 	s->run_started = now_monotonic();
 	s->rate_origin = s->run_started;
 	s->rate_counted = 0;

@@ -84,7 +84,9 @@ struct scrub_read_params {
 	enum integrity_scrub_io_engine engine;
 	unsigned verify_threads;	/* 0, 1: verify inline; or ..._AUTO */
 };
-int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p);
+/* -errno, with what failed in why: the backend is gone by then. */
+int scrub_backend_read_new(struct scrub_backend **b, const struct scrub_read_params *p, char *why,
+			   size_t why_len);
 
 /* Verification threads (scrub_pool.c): requests whose reads completed are
  * verified by fn on a worker and taken back, finished, in any order. */
@@ -210,6 +212,7 @@ struct integrity_scrub {
 	struct integrity_context *ctx;
 	struct integrity_scrub_params params;
 	struct integrity_device *dev;		/* NULL for an image file */
+	struct integrity_kernel_state kstate;	/* the device's, when identified */
 	enum integrity_scrub_method method;
 	char identity[256];
 	char protection[32];
@@ -256,7 +259,11 @@ struct integrity_scrub {
 
 __attribute__((format(printf, 2, 3))) void scrub_add_note(struct integrity_scrub *s, const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void scrub_fail(struct integrity_scrub *s, const char *fmt, ...);
-int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st);
-int scrub_open_image_target(struct integrity_scrub *s, const struct stat *st);
+/* A target in two steps: what it is (geometry, identity; no I/O to it),
+ * then, under its lock, the method and its backend. */
+int scrub_identify_device_target(struct integrity_scrub *s, const struct stat *st);
+int scrub_identify_image_target(struct integrity_scrub *s, const struct stat *st);
+int scrub_open_device_method(struct integrity_scrub *s);
+int scrub_open_image_method(struct integrity_scrub *s);
 
 #endif

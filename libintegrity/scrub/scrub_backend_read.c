@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -423,7 +424,8 @@ static const struct scrub_backend_ops uring_ops = {
 };
 #endif
 
-int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_params *p)
+int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_params *p, char *why,
+			   size_t why_len)
 {
 	struct read_backend *rb = calloc(1, sizeof(*rb));
 
@@ -449,7 +451,7 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 	}
 #endif
 	if (r < 0 && p->engine == INTEGRITY_SCRUB_IO_URING) {
-		snprintf(rb->b.why, sizeof(rb->b.why), "io_uring is not available here: %s", strerror(-r));
+		snprintf(why, why_len, "io_uring is not available here: %s", strerror(-r));
 		read_free(&rb->b);
 		return r;
 	}
@@ -465,6 +467,8 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 		if (posix_memalign((void **)&rb->data[i], ALIGNMENT, (size_t)rb->b.max_blocks * p->stride) ||
 		    (p->md_size && posix_memalign((void **)&rb->md[i], ALIGNMENT,
 						  (size_t)rb->b.max_blocks * p->md_size))) {
+			snprintf(why, why_len, "cannot allocate %u read buffers of %" PRIu64 " bytes", rb->b.depth,
+				 (uint64_t)rb->b.max_blocks * (p->stride + p->md_size));
 			read_free(&rb->b);
 			return -ENOMEM;
 		}

@@ -14,35 +14,38 @@
 
 #include "device.h"
 #include "scrub.h"
+#include "util/strv.h"
 
 /* Partitions of the disk, in blocks of the device, for reports. */
 static int load_partitions(struct integrity_scrub *s, const struct integrity_device *dev)
 {
-	struct integrity_device **all;
-	size_t n;
-	int r = integrity_device_list(s->ctx, &all, &n);
+	struct strv names = { 0 };
+	int r = sysfs_read_partitions(dev->diskdir, dev->disk, &names);
 
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t start, size;
-		if (!all[i]->partno || strcmp(all[i]->disk, dev->disk) != 0)
-			continue;
-		if (sysfs_read_u64(all[i]->dir, "start", &start) < 0 ||
-		    sysfs_read_u64(all[i]->dir, "size", &size) < 0)
-			continue;
+	for (size_t i = 0; r == 0 && i < names.n; i++) {
+		char dir[PATH_MAX];
+		uint64_t partno, start, size;
+		if (path_printf(dir, sizeof(dir), "%s/%s", dev->diskdir, names.v[i]) < 0 ||
+		    sysfs_read_u64(dir, "partition", &partno) < 0 || sysfs_read_u64(dir, "start", &start) < 0 ||
+		    sysfs_read_u64(dir, "size", &size) < 0)
+			continue;	/* deleted while we looked */
 		if (GREEDY_REALLOC(s->parts, s->parts_cap, s->nparts + 1) < 0) {
 			r = -ENOMEM;
 			break;
 		}
 		s->parts[s->nparts++] = (struct scrub_partition){
-			.partno = all[i]->partno,
+			.partno = (unsigned)partno,
 			.start = start * 512 / s->block_size,
 			.length = size * 512 / s->block_size,
 		};
 	}
-	integrity_device_list_free(all, n);
-	return r < 0 ? r : 0;
+	strv_clear(&names);
+	return r;
+}
+
+static bool kernel_has_pi(const struct integrity_kernel_state *ks)
+{
+	return strcmp(ks->format, "none") != 0 && strcmp(ks->format, "nop") != 0;
 }
 
 static bool nvme_has_pi(const struct integrity_nvme_info *ni)
@@ -220,17 +223,17 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 	};
 	if (rp.depth > MAX_QUEUE_DEPTH)
 		rp.depth = MAX_QUEUE_DEPTH;
-	r = scrub_backend_read_new(&s->backend, &rp);
-	if (r < 0 && p->io_engine == INTEGRITY_SCRUB_IO_URING)
-		scrub_fail(s, "io_uring is not available here: %s", strerror(-r));
+	char why[256] = "";
+	r = scrub_backend_read_new(&s->backend, &rp, why, sizeof(why));
+	if (r < 0 && why[0])
+		scrub_fail(s, "%s", why);
 	return r;
 }
 
-int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
+int scrub_identify_device_target(struct integrity_scrub *s, const struct stat *st)
 {
-	const struct integrity_scrub_params *p = &s->params;
+	struct integrity_kernel_state *ks = &s->kstate;
 	struct integrity_device *dev;
-	struct integrity_kernel_state ks;
 	char devnum[32];
 
 	/* Found from the descriptor's device number, never by name again. */
@@ -239,7 +242,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	if (r < 0)
 		return r;
 	s->dev = dev;
-	r = integrity_device_kernel_state(dev, &ks);
+	r = integrity_device_kernel_state(dev, ks);
 	if (r < 0)
 		return r;
 	s->block_size = dev->lbs ? dev->lbs : 512;
@@ -256,17 +259,27 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	r = load_partitions(s, dev);
 	if (r < 0)
 		return r;
-
-	bool has_pi = strcmp(ks.format, "none") != 0 && strcmp(ks.format, "nop") != 0;
-	snprintf(s->protection, sizeof(s->protection), "%s", has_pi ? ks.format : "none");
-	if (p->pi.profile) {
+	snprintf(s->protection, sizeof(s->protection), "%s", kernel_has_pi(ks) ? ks->format : "none");
+	if (s->params.pi.profile) {
 		/* PI described by hand: data and metadata read from here. */
-		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
-		if (p->method != INTEGRITY_SCRUB_AUTO && p->method != INTEGRITY_SCRUB_HOST)
+		snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(s->params.pi.profile));
+		if (s->params.method != INTEGRITY_SCRUB_AUTO && s->params.method != INTEGRITY_SCRUB_HOST)
 			return -EOPNOTSUPP;
 		s->method = INTEGRITY_SCRUB_HOST;
-		return open_read_backend(s, true, s->block_size);
 	}
+	return 0;
+}
+
+int scrub_open_device_method(struct integrity_scrub *s)
+{
+	const struct integrity_scrub_params *p = &s->params;
+	const struct integrity_kernel_state *ks = &s->kstate;
+	struct integrity_device *dev = s->dev;
+	bool has_pi = kernel_has_pi(ks);
+	int r;
+
+	if (p->pi.profile)
+		return open_read_backend(s, true, s->block_size);
 
 	struct integrity_nvme_info ni;
 	bool nvme_pi = strcmp(dev->transport, "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
@@ -297,7 +310,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	case INTEGRITY_SCRUB_KERNEL:
 		/* What really checks a plain read: md and dm ignore
 		 * read_verify, NVMe's controller checks without it. */
-		if (has_pi && ks.read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
+		if (has_pi && ks->read_verify == 0 && integrity_device_read_check(dev) == INTEGRITY_READ_CHECK_NONE)
 			return -ENOTRECOVERABLE;
 		return open_read_backend(s, true, s->block_size);
 	case INTEGRITY_SCRUB_DEVICE:
@@ -308,7 +321,7 @@ int scrub_open_device_target(struct integrity_scrub *s, const struct stat *st)
 	}
 }
 
-int scrub_open_image_target(struct integrity_scrub *s, const struct stat *st)
+int scrub_identify_image_target(struct integrity_scrub *s, const struct stat *st)
 {
 	const struct integrity_scrub_params *p = &s->params;
 	char real[PATH_MAX];
@@ -324,5 +337,10 @@ int scrub_open_image_target(struct integrity_scrub *s, const struct stat *st)
 		return -ENAMETOOLONG;
 	snprintf(s->protection, sizeof(s->protection), "%s", integrity_profile_name(p->pi.profile));
 	s->size = (uint64_t)st->st_size;
+	return 0;
+}
+
+int scrub_open_image_method(struct integrity_scrub *s)
+{
 	return open_read_backend(s, false, 0);
 }

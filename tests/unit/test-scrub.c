@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -329,6 +331,156 @@ static void checkpoint_fields_are_checked(void **state)
 	}
 }
 
+/* ------------------------------------------------------- runs of a handle */
+
+#define IMAGE_BLOCKS 64
+
+/* An image of IMAGE_BLOCKS blocks of 512 + 8 bytes with good Type 1 PI,
+ * and the parameters that scrub it 8 blocks a request. */
+static void make_image(struct integrity_scrub_params *p, char *path, size_t len)
+{
+	static uint8_t data[IMAGE_BLOCKS * 520];
+	struct integrity_pi_ctx *pi;
+
+	memset(p, 0, sizeof(*p));
+	p->pi.profile = integrity_profile_find(INTEGRITY_GUARD_CRC16, 1);
+	assert_non_null(p->pi.profile);
+	p->pi.interval = 512;
+	p->pi.layout = INTEGRITY_LAYOUT_DIF;
+	assert_int_equal(integrity_pi_ctx_new(&pi, &p->pi), 0);
+	memset(data, 0x5a, sizeof(data));
+	assert_int_equal(integrity_pi_generate(pi, data, NULL, IMAGE_BLOCKS, 0), 0);
+	integrity_pi_ctx_free(pi);
+	snprintf(path, len, "%s/image", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, sizeof(data), f), sizeof(data));
+	assert_int_equal(fclose(f), 0);
+	p->target = path;
+	p->io_size = 8 * 520;
+	p->queue_depth = 1;
+	p->io_engine = INTEGRITY_SCRUB_IO_PREAD;
+}
+
+static bool stop_now(void *data)
+{
+	(void)data;
+	return true;
+}
+
+/* A second run on one handle adds its time to the first's and says it
+ * started where the first stopped. */
+static void second_run_goes_on(void **state)
+{
+	struct integrity_scrub_params p;
+	struct integrity_scrub *s;
+	char path[128];
+	(void)state;
+
+	make_image(&p, path, sizeof(path));
+	p.state_dir = dir;
+	assert_int_equal(integrity_scrub_new(&s, NULL, &p), 0);
+	const struct integrity_scrub_callbacks stop = { .should_stop = stop_now };
+	assert_int_equal(integrity_scrub_run(s, &stop), -EINTR);
+	struct integrity_scrub_progress first = *integrity_scrub_get_progress(s);
+	assert_int_equal(first.resumed_from, 0);
+	assert_true(first.done > 0 && first.done < IMAGE_BLOCKS);
+	assert_true(first.elapsed > 0);
+
+	assert_int_equal(integrity_scrub_run(s, NULL), 0);
+	const struct integrity_scrub_progress *second = integrity_scrub_get_progress(s);
+	assert_int_equal(second->done, IMAGE_BLOCKS);
+	assert_int_equal(second->resumed_from, first.done);
+	double elapsed = second->elapsed;
+	assert_true(elapsed >= first.elapsed + second->run_elapsed - 1e-9);
+
+	/* The checkpoint keeps both runs' time. */
+	struct scrub_checkpoint cp;
+	char why[256];
+	assert_int_equal(scrub_checkpoint_read(integrity_scrub_state_path(s), &cp, false, why, sizeof(why)), 0);
+	assert_string_equal(cp.status, "complete");
+	assert_true(cp.progress.elapsed >= elapsed - 0.0005 && cp.progress.elapsed <= elapsed + 0.0005);
+	assert_int_equal(cp.progress.resumed_from, first.done);
+	scrub_checkpoint_free(&cp);
+	integrity_scrub_free(s);
+}
+
+static unsigned threads_of_this_process(void)
+{
+	unsigned n = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* A scrub that finds its target held starts no verification threads and
+ * builds no backend before it has the lock. */
+static void busy_target_is_left_alone(void **state)
+{
+	struct integrity_scrub_params p;
+	struct integrity_scrub *holder, *second;
+	char path[128];
+	(void)state;
+
+	make_image(&p, path, sizeof(path));
+	p.state_dir = dir;
+	assert_int_equal(integrity_scrub_new(&holder, NULL, &p), 0);
+	unsigned before = threads_of_this_process();
+	p.verify_threads = 4;
+	p.queue_depth = 4;
+	assert_int_equal(integrity_scrub_new(&second, NULL, &p), -EBUSY);
+	assert_non_null(second);
+	assert_int_equal(integrity_scrub_lock_holder(second), (int)getpid());
+	assert_int_equal(threads_of_this_process(), before);
+	assert_int_equal(integrity_scrub_verify_threads(second), 1);
+	integrity_scrub_free(second);
+	integrity_scrub_free(holder);
+}
+
+#ifndef __SANITIZE_ADDRESS__
+/* Read buffers that cannot be had: the words say so, whichever engine. */
+static void buffer_failure_is_told(void **state)
+{
+	struct integrity_scrub_params p;
+	char path[128];
+	(void)state;
+
+	make_image(&p, path, sizeof(path));
+	p.io_size = 4000u * 520;	/* 2 MB, larger than the image: whole image */
+	p.queue_depth = 1;
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct integrity_scrub *s;
+		/* Room for what is mapped already, not for 2 MB more. */
+		struct rlimit rl;
+		getrlimit(RLIMIT_AS, &rl);
+		FILE *f = fopen("/proc/self/statm", "re");
+		unsigned long pages = 0;
+		if (!f || fscanf(f, "%lu", &pages) != 1)
+			_exit(10);
+		fclose(f);
+		rl.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (1u << 20);
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(11);
+		int r = integrity_scrub_new(&s, NULL, &p);
+		const char *why = s ? integrity_scrub_failure(s) : NULL;
+		_exit(r != -ENOMEM ? 12 : !why ? 13 : !strstr(why, "read buffers") ? 14 : 0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +490,11 @@ int main(void)
 		cmocka_unit_test(nvme_statuses),
 		cmocka_unit_test(bad_blocks_as_runs),
 		cmocka_unit_test_setup_teardown(checkpoint_fields_are_checked, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(second_run_goes_on, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(busy_target_is_left_alone, make_dir, remove_dir),
+#ifndef __SANITIZE_ADDRESS__
+		cmocka_unit_test_setup_teardown(buffer_failure_is_told, make_dir, remove_dir),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

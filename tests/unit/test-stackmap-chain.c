@@ -21,109 +21,23 @@
 #include <cmocka.h>
 
 #include "libintegrity.h"
-
-/* Paths here are short: a temporary directory and sysfs names. */
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
-static char root[64];
-
-static void put(const char *dir, const char *attr, const char *fmt, ...)
-{
-	char path[PATH_MAX * 2];
-	va_list ap;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void mkdirs(const char *fmt, ...)
-{
-	char path[PATH_MAX], cmd[PATH_MAX + 16];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
-	assert_int_equal(system(cmd), 0);
-}
-
-static void link_to(const char *target, const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	assert_int_equal(symlink(target, path), 0);
-}
-
-/* A disk at devices/virtual/block/NAME with its links. */
-static void disk(const char *name, const char *devt, uint64_t sectors, unsigned lbs)
-{
-	char dir[PATH_MAX], target[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s/devices/virtual/block/%s", root, name);
-	mkdirs("%s/queue", dir);
-	mkdirs("%s/holders", dir);
-	mkdirs("%s/slaves", dir);
-	put(dir, "dev", "%s", devt);
-	put(dir, "size", "%llu", (unsigned long long)sectors);
-	snprintf(target, sizeof(target), "%s/queue", dir);
-	put(target, "logical_block_size", "%u", lbs);
-	snprintf(target, sizeof(target), "../devices/virtual/block/%s", name);
-	link_to(target, "%s/block/%s", root, name);
-	snprintf(target, sizeof(target), "../../devices/virtual/block/%s", name);
-	link_to(target, "%s/class/block/%s", root, name);
-	link_to(target, "%s/dev/block/%s", root, devt);
-}
-
-static void part(const char *disk_name, const char *name, const char *devt, unsigned partno,
-		 uint64_t start, uint64_t sectors)
-{
-	char dir[PATH_MAX], target[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s/devices/virtual/block/%s/%s", root, disk_name, name);
-	mkdirs("%s/holders", dir);
-	put(dir, "dev", "%s", devt);
-	put(dir, "partition", "%u", partno);
-	put(dir, "start", "%llu", (unsigned long long)start);
-	put(dir, "size", "%llu", (unsigned long long)sectors);
-	snprintf(target, sizeof(target), "../../devices/virtual/block/%s/%s", disk_name, name);
-	link_to(target, "%s/class/block/%s", root, name);
-	link_to(target, "%s/dev/block/%s", root, devt);
-}
+#include "sysfs-fixture.h"
 
 /* md0: RAID1 of sda1 (slot 0) and sdb (slot 1), data at 2048 on both. */
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/test-stackmap-chain.XXXXXX");
-	assert_non_null(mkdtemp(root));
-	mkdirs("%s/block", root);
-	mkdirs("%s/class/block", root);
-	mkdirs("%s/dev/block", root);
+	fixture_new("test-stackmap-chain");
 	disk("sda", "8:0", 1 << 20, 512);
 	part("sda", "sda1", "8:1", 1, 2048, 200000);
 	disk("sdb", "8:16", 1 << 20, 512);
 	disk("md0", "9:0", 190000, 512);
 
 	char md[PATH_MAX];
+	md_array("md0", "raid1", 2, 0, 0, 95000);
 	snprintf(md, sizeof(md), "%s/devices/virtual/block/md0/md", root);
 	mkdirs("%s/dev-sda1", md);
 	mkdirs("%s/dev-sdb", md);
-	put(md, "level", "raid1");
-	put(md, "raid_disks", "2");
-	put(md, "chunk_size", "0");
-	put(md, "layout", "0");
-	put(md, "component_size", "95000");
 	char m[PATH_MAX + 16];
 	snprintf(m, sizeof(m), "%s/dev-sda1", md);
 	put(m, "slot", "0");
@@ -142,11 +56,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd);
+	return fixture_remove();
 }
 
 static struct integrity_device *open_dev(struct integrity_context **ctx, const char *name)

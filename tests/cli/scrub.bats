@@ -309,6 +309,30 @@ wait_checkpoint() {
 	partx -d "$loopdev"
 }
 
+@test "bad tags across a partition boundary: each piece with its own expected and found" {
+	require_root
+	truncate -s 32M disk
+	loopdev=$(losetup -P -f --show disk)
+	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
+	partx -a "$loopdev"
+	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")
+	dd if="$loopdev" of=whole.data bs=1M status=none
+	ictl -q pi generate whole.data --pi-file whole.pi
+	# Blocks start-2 .. start+1 get the same wrong tuple: a guard and a
+	# ref run each, split between partitions 1 and 2.
+	head -c 32 /dev/zero | tr '\0' '\021' |
+		dd of=whole.pi bs=8 seek=$((start - 2)) conv=notrunc status=none
+	# Requests of 4M: the boundary falls inside one.
+	run ictl scrub -J --no-state --io-size 4M --format T10-DIF-TYPE1-CRC --pi-file whole.pi "$loopdev"
+	partx -d "$loopdev"
+	assert_failure 1
+	[ "$(jq -c '[.errors[] | [.lba, .count, .tag, .partition.number, .found]]' <<<"$output")" = \
+	  "[[$((start - 2)),2,\"guard\",1,\"0x1111\"],[$((start - 2)),2,\"ref\",1,\"0x11111111\"],[$start,2,\"guard\",2,\"0x1111\"],[$start,2,\"ref\",2,\"0x11111111\"]]" ]
+	# Type 1: the reference tag expected is the block's LBA.
+	[ "$(jq -c '[.errors[] | select(.tag == "ref") | .expected]' <<<"$output")" = \
+	  "[\"$(printf 0x%x $((start - 2)))\",\"$(printf 0x%x "$start")\"]" ]
+}
+
 # Reads of one file's bytes [FROM, TO) fail with EIO: an unreadable range
 # for the plain-read path (io_uring's reads happen in the kernel).
 build_pread_fault() {

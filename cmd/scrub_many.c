@@ -443,12 +443,19 @@ int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool l
 	}
 	char **paths = calloc(n ? n : 1, sizeof(*paths));
 	size_t count = 0;
+	int unknown = EXIT_CLEAN;
 	for (size_t i = 0; paths && i < n; i++) {
 		struct integrity_kernel_state st;
 		char path[4096];
 		if (integrity_device_partno(devs[i]))
 			continue;
-		integrity_device_kernel_state(devs[i], &st);
+		/* A state that cannot be read is unknown, not "none": the disk
+		 * is neither skipped quietly nor scrubbed without its profile. */
+		if ((r = integrity_device_kernel_state(devs[i], &st)) < 0) {
+			device_path(devs[i], path, sizeof(path));
+			unknown = fail(EXIT_FAIL, path, r, "cannot read the kernel's integrity state");
+			continue;
+		}
 		if (!strcmp(st.format, "none") || !strcmp(st.format, "nop"))
 			continue;
 		/* md and dm inherit their members' profile; the members are
@@ -463,9 +470,9 @@ int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool l
 	integrity_context_free(ctx);
 	if (!paths)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
-	if (!count && !gopt.quiet)
+	if (!count && unknown == EXIT_CLEAN && !gopt.quiet)
 		fprintf(stderr, "integrityctl: scrub: no block device has an integrity profile\n");
-	ret = scrub_many((const char *const *)paths, count, params, jobs, lines, budget);
+	ret = worse(scrub_many((const char *const *)paths, count, params, jobs, lines, budget), unknown);
 	for (size_t i = 0; i < count; i++)
 		free(paths[i]);
 	free(paths);

@@ -262,13 +262,12 @@ int run_open(struct run *run)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
 	params->target = run->target;
 	if (o.range) {
-		/* The range's units need the block size: open once to learn it. */
-		struct integrity_scrub *probe;
-		code = open_scrub(&probe, run->ctx, params);
-		if (code >= 0)
-			return code;
-		uint32_t bs = integrity_scrub_block_size(probe);
-		integrity_scrub_free(probe);
+		/* The range's units need the block size, learnt without
+		 * opening the scrub: it is opened once, locked once. */
+		uint32_t bs;
+		r = integrity_scrub_target_block_size(run->ctx, params, &bs);
+		if (r < 0)
+			return setup_error(params->target, r, NULL);
 		code = range_option(o.range, bs, &params->range_start, &params->range_length);
 		if (code)
 			return code;

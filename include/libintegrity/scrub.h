@@ -176,6 +176,17 @@ void integrity_scrub_budget_free(struct integrity_scrub_budget *budget);
  * bytes count, device-side verification included.  Before _run. */
 void integrity_scrub_set_budget(struct integrity_scrub *scrub, struct integrity_scrub_budget *budget);
 
+/* The block size, in bytes, that a scrub of params->target counts in (and
+ * its range is given in), learnt without opening the scrub: no lock, no
+ * checkpoint, no I/O to the target.  The errors are integrity_scrub_new's
+ * for the same causes (-ENOMEDIUM: an image without its protection
+ * described). */
+int integrity_scrub_target_block_size_sized(struct integrity_context *ctx,
+					    const struct integrity_scrub_params *params, size_t params_size,
+					    uint32_t *block_size);
+#define integrity_scrub_target_block_size(ctx, params, block_size) \
+	integrity_scrub_target_block_size_sized((ctx), (params), sizeof(*(params)), (block_size))
+
 /* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
 struct integrity_scrub_state {
 	char identity[256];

@@ -465,6 +465,23 @@ interrupted_state() {
 	done
 }
 
+@test "--range opens the target once: a checkpoint set aside is told, never lost to a first look" {
+	random_file data 1048576 30
+	ictl -q pi generate data --pi-file pi
+	run ictl scrub -q --state-dir "$state" --range 100:1900 --duration 0.2s --rate 1M --io-size 64K \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 4
+	statefile=$(ls "$state"/*.scrub)
+	sed -i 's/^next=.*/next=99999999/' "$statefile"
+	run --separate-stderr ictl scrub -J --state-dir "$state" --range 100:1900 \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	[ "$(jq .resumed_from <<<"$output")" -eq 100 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 1900 ]
+	[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
+	[[ "$(jq -r .note <<<"$output")" == *"set aside as $statefile.invalid"* ]]
+}
+
 @test "scrub --status never crashes on a state file, whatever it holds" {
 	interrupted_state
 	cp "$statefile" keep

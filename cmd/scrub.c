@@ -331,9 +331,10 @@ void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 	integrity_scrub_set_budget(run->scrub, budget);
 	int r = integrity_scrub_run(run->scrub, &cb);
 	draw_progress(run, integrity_scrub_get_progress(run->scrub), true);
-	load_above(run);
-	if (run->disk)
-		load_arrays(run, run->target, 0);
+	if (integrity_scrub_report_new(&run->report) < 0 || integrity_scrub_report_add(run->report, run->scrub, r) < 0) {
+		integrity_scrub_report_free(run->report);
+		run->report = NULL;
+	}
 	collect_repairs(run);
 	resolve_owners(run);
 
@@ -353,7 +354,7 @@ void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
 			"INTEGRITY_BAD_BLOCKS=%" PRIu64, p->bad_blocks, NULL);
 #endif
-	bool lost_output = o.metrics_dir && !verifying && !run_metrics(run, r);
+	bool lost_output = o.metrics_dir && !run_metrics(run, r);
 	run->r = r;
 	if (r < 0 && r != -EINTR && r != -ETIME)
 		run->code = EXIT_FAIL;
@@ -373,10 +374,8 @@ void run_close(struct run *run)
 {
 	stack_free(run);
 	run->disk = NULL;
-	run->above = NULL;
-	run->nabove = 0;
-	run->arrays = NULL;
-	run->narrays = 0;
+	integrity_scrub_report_free(run->report);
+	run->report = NULL;
 	integrity_owners_free(run->owners);
 	run->owners = NULL;
 	integrity_scrub_free(run->scrub);
@@ -397,9 +396,9 @@ int scrub_one(const char *target, const struct integrity_scrub_params *params, b
 		goto done;
 	run_scrub(&run, budget);
 	code = run.code;
-	if ((!gopt.quiet || gopt.json) && !verifying)
+	if (!gopt.quiet || gopt.json)
 		write_report(stdout, &(struct report_ctx){ &run, run.r });
-	if (o.report && !verifying) {
+	if (o.report) {
 		int w = safe_write_file(o.report, SAFE_IN_PLACE, 0644, write_report,
 					&(struct report_ctx){ &run, run.r });
 		if (w < 0)

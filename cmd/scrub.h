@@ -38,10 +38,8 @@ struct run {
 	unsigned nparts;
 	struct integrity_owners *owners;	/* what each bad block belongs to, or NULL */
 	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
-	struct above *above;		/* per bad-block record, once the run ended */
-	size_t nabove;
-	struct md_above *arrays;	/* md arrays made of the target */
-	size_t narrays;
+	/* Once the run ended: its bad blocks up the stack, the md arrays above. */
+	struct integrity_scrub_report *report;
 	/* The result: the library's, and the exit code (-1: not run). */
 	int r;
 	int code;
@@ -75,14 +73,6 @@ struct batch {
 struct above {
 	struct integrity_stack_place *v;
 	size_t n;
-};
-
-/* An md array made of the target, with the counters it has after the run. */
-struct md_above {
-	char name[256];
-	struct integrity_md_info info;
-	struct integrity_md_member *members;	/* bad_blocks strdup'd */
-	size_t nmembers;
 };
 
 struct scrub_options {
@@ -124,9 +114,6 @@ struct metrics_ctx {
 	double last_success;
 };
 
-/* Set while a repaired range is verified again: no report of its own. */
-extern bool verifying;
-
 /* scrub.c */
 double now_monotonic(void);
 const char *format_duration(double secs, char *buf, size_t len);
@@ -158,8 +145,6 @@ int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool l
 /* scrub_stack.c */
 void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a);
 void above_words(const struct above *a, char *buf, size_t len);
-void load_above(struct run *run);
-void load_arrays(struct run *run, const char *name, unsigned depth);
 void load_stack(struct run *run);
 void stack_free(struct run *run);
 void collect_repairs(const struct run *run);

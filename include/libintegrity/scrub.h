@@ -13,6 +13,7 @@
 #include "base.h"
 #include "pi.h"
 #include "device.h"
+#include "stack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -186,6 +187,104 @@ int integrity_scrub_target_block_size_sized(struct integrity_context *ctx,
 					    uint32_t *block_size);
 #define integrity_scrub_target_block_size(ctx, params, block_size) \
 	integrity_scrub_target_block_size_sized((ctx), (params), sizeof(*(params)), (block_size))
+
+/* ------------------------------------------------------------------------
+ * Reports: what scrubs that have run found, up the stack
+ * ------------------------------------------------------------------------ */
+
+/* Scrubs that have run, each with its bad blocks mapped to the
+ * partitions, md arrays and device-mapper devices above them, the bad
+ * blocks of each of those devices, and the md arrays above the target
+ * with their counters as they are after the run.  Every front end renders
+ * the same report. */
+struct integrity_scrub_report;
+
+int integrity_scrub_report_new(struct integrity_scrub_report **report);
+void integrity_scrub_report_free(struct integrity_scrub_report *report);
+/* Add a scrub that has run; result is what integrity_scrub_run returned.
+ * Reads the stack above the target now.  The scrub must outlive the
+ * report.  Returns the target's index in the report, or -errno. */
+int integrity_scrub_report_add(struct integrity_scrub_report *report, const struct integrity_scrub *scrub,
+			       int result);
+size_t integrity_scrub_report_count(const struct integrity_scrub_report *report);
+const struct integrity_scrub *integrity_scrub_report_scrub(const struct integrity_scrub_report *report,
+							   size_t target);
+int integrity_scrub_report_result(const struct integrity_scrub_report *report, size_t target);
+/* Kernel name of the disk the target's LBAs are on; NULL for an image. */
+const char *integrity_scrub_report_disk(const struct integrity_scrub_report *report, size_t target);
+/* The devices above bad-block record i (as integrity_scrub_errors()
+ * numbers them), nearest first; NULL and 0 when none. */
+const struct integrity_stack_place *integrity_scrub_report_above(const struct integrity_scrub_report *report,
+								 size_t target, size_t i, size_t *count);
+/* Each device above some bad block, in the order first seen, with the
+ * bad blocks of the records that map to it. */
+size_t integrity_scrub_report_above_device_count(const struct integrity_scrub_report *report, size_t target);
+const char *integrity_scrub_report_above_device(const struct integrity_scrub_report *report, size_t target,
+						size_t i, uint64_t *bad_blocks);
+/* The md arrays above the target (its partitions' too), read after the
+ * run: name, md/ attributes and members. */
+size_t integrity_scrub_report_array_count(const struct integrity_scrub_report *report, size_t target);
+const char *integrity_scrub_report_array_name(const struct integrity_scrub_report *report, size_t target,
+					      size_t i);
+const struct integrity_md_info *integrity_scrub_report_array_info(const struct integrity_scrub_report *report,
+								  size_t target, size_t i);
+size_t integrity_scrub_report_array_member_count(const struct integrity_scrub_report *report, size_t target,
+						 size_t i);
+const struct integrity_md_member *integrity_scrub_report_array_member(const struct integrity_scrub_report *report,
+								      size_t target, size_t i, size_t k);
+
+/* ------------------------------------------------------------------------
+ * md RAID1 repair from what scrubs of the members found
+ * ------------------------------------------------------------------------ */
+
+enum integrity_scrub_repair_result {
+	INTEGRITY_SCRUB_REPAIRED = 0,		/* md rewrote it, a scrub found it good */
+	INTEGRITY_SCRUB_REPAIR_STILL_BAD,	/* rewritten, still bad when verified */
+	INTEGRITY_SCRUB_REPAIR_BAD_EVERYWHERE,	/* bad on every copy: nothing to repair from */
+	INTEGRITY_SCRUB_REPAIR_NEXT_TO_BAD,	/* within md's window of such a block */
+	INTEGRITY_SCRUB_REPAIR_BUSY,		/* md was resyncing or checking */
+	INTEGRITY_SCRUB_REPAIR_FAILED,		/* md could not be asked */
+};
+
+/* "repaired", "still-bad", "bad-on-every-copy",
+ * "next-to-a-block-bad-on-every-copy", "array-busy", "repair-failed". */
+const char *integrity_scrub_repair_result_name(enum integrity_scrub_repair_result result);
+
+/* One bad block of the array and what the repair did with it. */
+struct integrity_scrub_repair_block {
+	char device[256];		/* the array */
+	uint64_t lba;			/* in the array's blocks */
+	uint64_t count;
+	char member[256];		/* the disk holding the bad copy */
+	uint64_t member_lba;		/* in the device scrubbed (a partition: from its start) */
+	enum integrity_scrub_repair_result result;
+};
+
+struct integrity_scrub_repair;
+
+/* A repair of md RAID1 array (its kernel name, "md0"). */
+int integrity_scrub_repair_new(struct integrity_scrub_repair **repair, struct integrity_context *ctx,
+			       const char *array);
+void integrity_scrub_repair_free(struct integrity_scrub_repair *repair);
+/* Take the bad blocks of report's targets that lie in the array. */
+int integrity_scrub_repair_add(struct integrity_scrub_repair *repair, const struct integrity_scrub_report *report);
+/* Bad blocks taken so far. */
+size_t integrity_scrub_repair_pending(const struct integrity_scrub_repair *repair);
+/* Have md rewrite each block bad on some copies from a good one
+ * (sync_min, sync_max, sync_action repair, waited for), then scrub it
+ * again with params (its range and state directory replaced).  A block
+ * bad on every copy, and its neighbours within md's repair window, are
+ * left alone: md would fail the member.  0 when every block was dealt
+ * with (each block's result tells how), -EMEDIUMTYPE when the array is
+ * not md RAID1, another -errno when it could not be read. */
+int integrity_scrub_repair_run_sized(struct integrity_scrub_repair *repair,
+				     const struct integrity_scrub_params *params, size_t params_size);
+#define integrity_scrub_repair_run(repair, params) \
+	integrity_scrub_repair_run_sized((repair), (params), sizeof(*(params)))
+/* The blocks the run dealt with, in the array's order, each once. */
+size_t integrity_scrub_repair_count(const struct integrity_scrub_repair *repair);
+const struct integrity_scrub_repair_block *integrity_scrub_repair_block(const struct integrity_scrub_repair *repair,
+									size_t i);
 
 /* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
 struct integrity_scrub_state {

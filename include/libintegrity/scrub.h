@@ -233,6 +233,96 @@ size_t integrity_scrub_report_array_member_count(const struct integrity_scrub_re
 const struct integrity_md_member *integrity_scrub_report_array_member(const struct integrity_scrub_report *report,
 								      size_t target, size_t i, size_t k);
 
+/* Targets of a report that did not run: not opened (integrity_scrub_new
+ * failed; its -errno is the result) or never started (a stop came first:
+ * -ECANCELED). */
+/* The target as it was given to the scrub or the job. */
+const char *integrity_scrub_report_target(const struct integrity_scrub_report *report, size_t target);
+
+/* ------------------------------------------------------------------------
+ * Jobs: many targets at once, stacks expanded, one report
+ * ------------------------------------------------------------------------ */
+
+struct integrity_scrub_job_params {
+	unsigned jobs;			/* targets scrubbed at once, 0: all */
+	uint64_t rate;			/* bytes per second shared by all, 0: unlimited */
+	/* A signal the caller catches without SA_RESTART, sent to each
+	 * worker when should_stop first says so: one waiting for a target's
+	 * lock (params.wait) sees the stop at once.  0: none. */
+	int wake_signal;
+};
+
+struct integrity_scrub_job_callbacks {
+	/* In a worker, after integrity_scrub_new for the target: r < 0 when
+	 * it failed (scrub, when not NULL, tells why).  May be NULL. */
+	void (*opened)(void *data, size_t target, const struct integrity_scrub *scrub, int r);
+	/* In a worker, after every request. */
+	void (*progress)(void *data, size_t target, const struct integrity_scrub_progress *p);
+	/* In a worker, for every bad block as it is found. */
+	void (*error)(void *data, size_t target, const struct integrity_scrub *scrub,
+		      const struct integrity_scrub_error *e);
+	/* In a worker, when the target's run ended and its entry in report is
+	 * complete (the others may still be running). */
+	void (*finished)(void *data, size_t target, const struct integrity_scrub_report *report);
+	/* Polled by every worker and by the calling thread. */
+	bool (*should_stop)(void *data);
+	/* In the calling thread, about four times a second and whenever a
+	 * target starts or ends: a front end draws its progress here. */
+	void (*tick)(void *data);
+	void *data;
+};
+
+/*
+ * A job scrubs any mix of targets (disks, partitions, md and dm devices,
+ * LVM names, images) at once, up to `jobs` at a time, never two on the
+ * same disk, under one shared rate; md and device-mapper devices are
+ * replaced by the devices below them, which are read directly so that md
+ * never repairs a fault before it is recorded.  Its report has one entry
+ * per target, in the order added.
+ */
+struct integrity_scrub_job;
+
+int integrity_scrub_job_new_sized(struct integrity_scrub_job **job, struct integrity_context *ctx,
+				  const struct integrity_scrub_job_params *params, size_t params_size);
+#define integrity_scrub_job_new(job, ctx, params) \
+	integrity_scrub_job_new_sized((job), (ctx), (params), sizeof(*(params)))
+void integrity_scrub_job_free(struct integrity_scrub_job *job);
+/* Add params->target with its own parameters: a stack device (md, or dm
+ * whose table only maps blocks: linear, striped, crypt, raid) becomes the
+ * devices at the bottom of its stack, each once, named by its stable path.
+ * Returns the number of targets added, or -errno (-ENODEV: a stack device
+ * with nothing below it). */
+int integrity_scrub_job_add_sized(struct integrity_scrub_job *job, const struct integrity_scrub_params *params,
+				  size_t params_size);
+#define integrity_scrub_job_add(job, params) \
+	integrity_scrub_job_add_sized((job), (params), sizeof(*(params)))
+/* Add every whole disk with an integrity profile (md and dm are made of
+ * them), named by its stable path.  A disk whose kernel state cannot be
+ * read is not added: its name and errno go to integrity_scrub_job_skipped.
+ * Returns the number of targets added, or -errno. */
+int integrity_scrub_job_add_all_sized(struct integrity_scrub_job *job, const struct integrity_scrub_params *params,
+				      size_t params_size);
+#define integrity_scrub_job_add_all(job, params) \
+	integrity_scrub_job_add_all_sized((job), (params), sizeof(*(params)))
+/* The disks add_all left out because their state could not be read. */
+size_t integrity_scrub_job_skipped_count(const struct integrity_scrub_job *job);
+const char *integrity_scrub_job_skipped(const struct integrity_scrub_job *job, size_t i, int *err);
+/* Whether a device is one add replaces by the devices below it. */
+bool integrity_scrub_job_is_stack(const struct integrity_device *dev);
+size_t integrity_scrub_job_count(const struct integrity_scrub_job *job);
+/* The path a target is scrubbed by, and the kernel name of its device
+ * (NULL for an image). */
+const char *integrity_scrub_job_target(const struct integrity_scrub_job *job, size_t i);
+const char *integrity_scrub_job_device(const struct integrity_scrub_job *job, size_t i);
+/* Scrub every target.  0 when each ran (its result is in the report),
+ * -EINTR when should_stop stopped the job, another -errno when it could
+ * not start.  Once per job. */
+int integrity_scrub_job_run_sized(struct integrity_scrub_job *job, const struct integrity_scrub_job_callbacks *cb,
+				  size_t cb_size);
+#define integrity_scrub_job_run(job, cb) integrity_scrub_job_run_sized((job), (cb), sizeof(*(cb)))
+/* The report, entry i for target i; the job owns it and the scrubs. */
+const struct integrity_scrub_report *integrity_scrub_job_report(const struct integrity_scrub_job *job);
+
 /* ------------------------------------------------------------------------
  * md RAID1 repair from what scrubs of the members found
  * ------------------------------------------------------------------------ */

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "internal.h"
 
 /* The devices above one bad-block record, nearest first. */
@@ -58,6 +60,64 @@ struct integrity_scrub_report {
 	struct job_target *v;
 	size_t n, cap;
 };
+
+/* Fill entry i of a report made with n entries (a job's): target names
+ * set, results -ECANCELED until filled. */
+int job_report_reserve(struct integrity_scrub_report *report, const char *const *targets, size_t n);
+int job_report_fill(struct integrity_scrub_report *report, size_t i, const struct integrity_scrub *scrub,
+		    int result);
+
+/* ---------------------------------------------------------------- jobs */
+
+/* One target of a job. */
+struct job_item {
+	struct integrity_scrub_params params;	/* target points at path */
+	char *path;
+	char *device;			/* kernel name, NULL for an image */
+	char **disks;			/* what it must not share with a target scrubbed meanwhile */
+	size_t ndisks;
+	struct integrity_context *ctx;	/* its own: the workers share none */
+	struct integrity_scrub *scrub;
+	enum { JOB_PENDING, JOB_RUNNING, JOB_DONE } state;
+	pthread_t thread;
+	/* The scrub's callbacks, passed on with the target's index. */
+	struct integrity_scrub_job *job;
+	size_t index;
+	struct integrity_scrub_callbacks cbs;
+};
+
+struct job_skipped {
+	char *name;
+	int err;
+};
+
+struct integrity_scrub_job {
+	struct integrity_context *ctx;
+	struct integrity_scrub_job_params params;
+	struct job_item *v;
+	size_t n, cap;
+	struct job_skipped *skipped;
+	size_t nskipped, skipped_cap;
+	struct integrity_scrub_budget *budget;
+	struct integrity_scrub_report *report;
+	bool ran;
+	/* While it runs. */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	size_t workers_left;
+	const struct integrity_scrub_job_callbacks *cb;
+	bool stopping;
+};
+
+/* job_stack.c: the devices at the bottom of name's stack (disks,
+ * partitions, loop devices), each once, in stack order. */
+int job_stack_leaves(struct integrity_context *ctx, const char *name, char ***leaves, size_t *n);
+/* The path to scrub a listed device by: its stable name when that link is
+ * there and is this device, else /dev/<kernel name>. */
+void job_device_path(const struct integrity_device *dev, char *path, size_t len);
+/* What two targets must not share while scrubbed at once: the whole disks
+ * under a block device, an image file itself. */
+int job_item_disks(struct job_item *it, struct integrity_context *ctx);
 
 /* A bad block of an md member that a repair deals with. */
 struct job_repair_item {

@@ -60,6 +60,9 @@ INTEGRITY_EXPORT int integrity_scrub_repair_add(struct integrity_scrub_repair *r
 		const struct integrity_scrub *s = integrity_scrub_report_scrub(report, t);
 		const char *disk = integrity_scrub_report_disk(report, t);
 		size_t n;
+
+		if (!s)
+			continue;	/* not run */
 		const struct integrity_scrub_error *errs = integrity_scrub_errors(s, &n);
 		for (size_t i = 0; disk && i < n; i++) {
 			size_t na;

@@ -163,6 +163,9 @@ static int load_chains(struct job_target *t, struct integrity_context *ctx)
 	const struct integrity_scrub_error *errs = integrity_scrub_errors(t->scrub, &n);
 	struct integrity_device *disk;
 
+	if (!errs)
+		n = 0;
+
 	if (integrity_device_new(ctx, t->disk, &disk) < 0) {
 		free(t->disk);	/* a disk that cannot be looked up has no stack to tell */
 		t->disk = NULL;
@@ -187,6 +190,23 @@ static int load_chains(struct job_target *t, struct integrity_context *ctx)
 	return job_above_totals(t->chains, errs, n, &t->totals, &t->ntotals);
 }
 
+/* What the stack says about a scrub that has run, into t (target set). */
+static int target_load(struct job_target *t, const struct integrity_scrub *scrub, int result)
+{
+	t->scrub = scrub;
+	t->result = result;
+	if (!scrub)
+		return 0;
+	if (scrub->dev && !(t->disk = strdup(integrity_device_disk_name(scrub->dev))))
+		return -ENOMEM;
+	int r = t->disk ? load_chains(t, scrub->ctx) : 0;
+	if (r < 0)
+		return r;
+	if (t->disk)
+		load_arrays(t, scrub->ctx, integrity_device_name(scrub->dev), 0);
+	return 0;
+}
+
 INTEGRITY_EXPORT int integrity_scrub_report_add(struct integrity_scrub_report *report,
 						const struct integrity_scrub *scrub, int result)
 {
@@ -196,22 +216,40 @@ INTEGRITY_EXPORT int integrity_scrub_report_add(struct integrity_scrub_report *r
 		return -ENOMEM;
 	struct job_target *t = &report->v[report->n];
 	memset(t, 0, sizeof(*t));
-	t->scrub = scrub;
-	t->result = result;
 	if (!(t->target = strdup(scrub->target)))
 		return -ENOMEM;
-	if (scrub->dev && !(t->disk = strdup(integrity_device_disk_name(scrub->dev)))) {
-		target_free(t);
-		return -ENOMEM;
-	}
-	int r = t->disk ? load_chains(t, scrub->ctx) : 0;
+	int r = target_load(t, scrub, result);
 	if (r < 0) {
 		target_free(t);
 		return r;
 	}
-	if (t->disk)
-		load_arrays(t, scrub->ctx, integrity_device_name(scrub->dev), 0);
 	return (int)report->n++;
+}
+
+int job_report_reserve(struct integrity_scrub_report *report, const char *const *targets, size_t n)
+{
+	if (report->n || !(report->v = calloc(n ? n : 1, sizeof(*report->v))))
+		return report->n ? -EINVAL : -ENOMEM;
+	report->cap = n ? n : 1;
+	for (size_t i = 0; i < n; i++) {
+		report->v[i].result = -ECANCELED;
+		if (!(report->v[i].target = strdup(targets[i])))
+			return -ENOMEM;
+		report->n++;
+	}
+	return 0;
+}
+
+/* Entries are filled by the job's workers, each its own: no lock. */
+int job_report_fill(struct integrity_scrub_report *report, size_t i, const struct integrity_scrub *scrub,
+		    int result)
+{
+	struct job_target *t = &report->v[i];
+	int r = target_load(t, scrub, result);
+
+	if (r < 0)
+		t->result = t->result < 0 ? t->result : r;
+	return r;
 }
 
 static const struct job_target *target_at(const struct integrity_scrub_report *report, size_t i)
@@ -230,6 +268,14 @@ INTEGRITY_EXPORT const struct integrity_scrub *integrity_scrub_report_scrub(cons
 	const struct job_target *t = target_at(report, target);
 
 	return t ? t->scrub : NULL;
+}
+
+INTEGRITY_EXPORT const char *integrity_scrub_report_target(const struct integrity_scrub_report *report,
+							   size_t target)
+{
+	const struct job_target *t = target_at(report, target);
+
+	return t ? t->target : NULL;
 }
 
 INTEGRITY_EXPORT int integrity_scrub_report_result(const struct integrity_scrub_report *report, size_t target)

@@ -73,7 +73,7 @@ static void draw_progress(struct run *run, const struct integrity_scrub_progress
 		fputc('\n', stderr);
 }
 
-static void on_progress(void *data, const struct integrity_scrub_progress *p)
+void on_progress(void *data, const struct integrity_scrub_progress *p)
 {
 	struct run *run = data;
 
@@ -199,7 +199,7 @@ static int show_status(const char *state_dir, const char *target)
 	return EXIT_CLEAN;
 }
 
-static int setup_error(const char *target, int r, struct integrity_scrub *s)
+int setup_error(const char *target, int r, const struct integrity_scrub *s)
 {
 	const char *why = s ? integrity_scrub_failure(s) : NULL;
 
@@ -236,25 +236,40 @@ static int setup_error(const char *target, int r, struct integrity_scrub *s)
 	}
 }
 
-/* integrity_scrub_new, with its failure told; the exit code or -1. */
-static int open_scrub(struct integrity_scrub **sp, struct integrity_context *ctx,
-		      const struct integrity_scrub_params *params)
+/* A scrub opened for run (r == 0) or not (r < 0, its failure told): names
+ * for the report, remarks, the journal.  -1 when open, else the exit code. */
+int run_opened(struct run *run, struct integrity_scrub *s, int r)
 {
-	int r = integrity_scrub_new(sp, ctx, params);
+	if (r < 0)
+		return setup_error(run->target, r, s);
+	run->scrub = s;
+	if (!run->ctx && (r = integrity_context_new(&run->ctx, gopt.sysfs_root)) < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	load_part_names(run);
+	load_stack(run);
 
-	if (r == 0)
-		return -1;
-	int code = setup_error(params->target, r, *sp);
-	integrity_scrub_free(*sp);
-	*sp = NULL;
-	return code;
+	const char *remark = integrity_scrub_note(run->scrub);
+	if (remark && !gopt.quiet)
+		fprintf(stderr, "integrityctl: %s: %s\n", run->target, remark);
+	if (gopt.verbose)
+		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run->target,
+			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
+			integrity_scrub_protection(run->scrub), integrity_scrub_identity(run->scrub));
+#ifdef HAVE_LIBSYSTEMD
+	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run->target,
+			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
+			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run->target,
+			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub), NULL);
+#endif
+	return -1;
 }
 
-/* Open run->target: the range, the scrub, names for the report.  -1 when
- * open, else the exit code, its failure told. */
-int run_open(struct run *run)
+/* Open run->target by itself: the range, the scrub.  -1 when open, else
+ * the exit code, its failure told. */
+static int run_open(struct run *run)
 {
 	struct integrity_scrub_params *params = &run->params;
+	struct integrity_scrub *s = NULL;
 	int r, code;
 
 	r = integrity_context_new(&run->ctx, gopt.sysfs_root);
@@ -272,20 +287,11 @@ int run_open(struct run *run)
 		if (code)
 			return code;
 	}
-	code = open_scrub(&run->scrub, run->ctx, params);
-	if (code >= 0)
-		return code;
-	load_part_names(run);
-	load_stack(run);
-
-	const char *remark = integrity_scrub_note(run->scrub);
-	if (remark && !gopt.quiet)
-		fprintf(stderr, "integrityctl: %s: %s\n", run->target, remark);
-	if (gopt.verbose)
-		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run->target,
-			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
-			integrity_scrub_protection(run->scrub), integrity_scrub_identity(run->scrub));
-	return -1;
+	r = integrity_scrub_new(&s, run->ctx, params);
+	code = run_opened(run, s, r);
+	if (r < 0)
+		integrity_scrub_free(s);
+	return code;
 }
 
 /* Write the metrics of a run that ended with r; false when they could not be. */
@@ -315,27 +321,13 @@ static bool run_metrics(struct run *run, int r)
 	return true;
 }
 
-/* Scrub an open run: the journal, the metrics; run->r and run->code set.
- * The reports are written by the caller. */
-void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
+/* A run that ended with report's entry at: the journal, the metrics;
+ * run->r and run->code set.  The reports are written by the caller. */
+void run_finish(struct run *run, struct integrity_scrub_report *report, size_t at, int r)
 {
-#ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run->target,
-			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
-			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run->target,
-			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub), NULL);
-#endif
-	struct integrity_scrub_callbacks cb = {
-		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = run,
-	};
-	integrity_scrub_set_budget(run->scrub, budget);
-	int r = integrity_scrub_run(run->scrub, &cb);
+	run->report = report;
+	run->at = at;
 	draw_progress(run, integrity_scrub_get_progress(run->scrub), true);
-	if (integrity_scrub_report_new(&run->report) < 0 || integrity_scrub_report_add(run->report, run->scrub, r) < 0) {
-		integrity_scrub_report_free(run->report);
-		run->report = NULL;
-	}
-	collect_repairs(run);
 	resolve_owners(run);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
@@ -370,15 +362,36 @@ void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 		run->code = EXIT_FAIL;
 }
 
+/* Scrub an open run by itself, with a report of its own. */
+static void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
+{
+	struct integrity_scrub_callbacks cb = {
+		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = run,
+	};
+	struct integrity_scrub_report *report = NULL;
+
+	integrity_scrub_set_budget(run->scrub, budget);
+	int r = integrity_scrub_run(run->scrub, &cb);
+	if (integrity_scrub_report_new(&report) < 0 || integrity_scrub_report_add(report, run->scrub, r) < 0) {
+		integrity_scrub_report_free(report);
+		report = NULL;
+	}
+	run->own_report = true;
+	run_finish(run, report, 0, r);
+	collect_repairs(run);
+}
+
 void run_close(struct run *run)
 {
 	stack_free(run);
 	run->disk = NULL;
-	integrity_scrub_report_free(run->report);
+	if (run->own_report)
+		integrity_scrub_report_free(run->report);
 	run->report = NULL;
 	integrity_owners_free(run->owners);
 	run->owners = NULL;
-	integrity_scrub_free(run->scrub);
+	if (!run->in_job)
+		integrity_scrub_free(run->scrub);	/* else the job's */
 	run->scrub = NULL;
 	integrity_context_free(run->ctx);
 	run->ctx = NULL;
@@ -642,12 +655,12 @@ int cmd_scrub(int argc, const char **argv)
 		goto out;
 	}
 	if (o.all)
-		ret = scrub_all(&params, jobs, progress_bar, budget);
+		ret = scrub_all(&params, jobs, progress_bar, rate);
 	else if ((ret = target_nodes(args, ntargets, &nodes)) != 0)
 		;	/* told */
 	else if (ntargets > 1)
-		ret = scrub_many((const char *const *)nodes, ntargets, &params, jobs, progress_bar, budget);
-	else if ((ret = scrub_stack(nodes[0], &params, jobs, progress_bar, budget)) < 0) {
+		ret = scrub_many((const char *const *)nodes, ntargets, &params, jobs, progress_bar, rate);
+	else if ((ret = scrub_stack(nodes[0], &params, jobs, progress_bar, rate, budget)) < 0) {
 		if (o.repair)
 			ret = fail(EXIT_USAGE, args[0], 0, "--repair is for md arrays: name the array");
 		else

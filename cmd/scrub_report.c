@@ -216,10 +216,10 @@ void report_json_fields(struct json *j, struct run *run, int r)
 			if (e->device_status)
 				json_hex(j, "device_status", e->device_status);
 		}
-		if (integrity_scrub_report_disk(run->report, 0)) {
+		if (integrity_scrub_report_disk(run->report, run->at)) {
 			size_t na;
-			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, 0, i, &na);
-			json_string(j, "device", integrity_scrub_report_disk(run->report, 0));
+			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, run->at, i, &na);
+			json_string(j, "device", integrity_scrub_report_disk(run->report, run->at));
 			json_array_begin(j, "above");
 			for (size_t k = 0; k < na; k++) {
 				json_object_begin(j, NULL);
@@ -300,7 +300,7 @@ void report_human(FILE *out, struct run *run, int r)
 		bool stacked = false;
 		for (size_t i = 0; i < n; i++) {
 			size_t na;
-			integrity_scrub_report_above(run->report, 0, i, &na);
+			integrity_scrub_report_above(run->report, run->at, i, &na);
 			stacked |= na > (errs[i].partno ? 1u : 0u);
 		}
 		size_t c_above = c_err + 3;
@@ -334,7 +334,7 @@ void report_human(FILE *out, struct run *run, int r)
 				line_printf(ln, c_err + 1, "%s", error_text(e, text, sizeof(text)));
 			}
 			size_t na;
-			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, 0, i, &na);
+			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, run->at, i, &na);
 			if (stacked && na)
 				line_printf(ln, c_above, "%s:%" PRIu64, above[na - 1].device, above[na - 1].lba);
 		}
@@ -431,14 +431,14 @@ void write_metrics(FILE *f, void *data)
 		fprintf(f, ",kind=\"%s\"} %" PRIu64 "\n", kinds[k], counts[k]);
 	}
 	/* Bad blocks by each stack device they map to (partition, md, dm). */
-	size_t ndev = integrity_scrub_report_above_device_count(mc->run->report, 0);
+	size_t ndev = integrity_scrub_report_above_device_count(mc->run->report, mc->run->at);
 	if (ndev)
 		fputs("# HELP integrityctl_scrub_above_bad_blocks_total Bad blocks by the stack "
 		      "device above that holds them.\n"
 		      "# TYPE integrityctl_scrub_above_bad_blocks_total counter\n", f);
 	for (size_t i = 0; i < ndev; i++) {
 		uint64_t sum;
-		const char *dev = integrity_scrub_report_above_device(mc->run->report, 0, i, &sum);
+		const char *dev = integrity_scrub_report_above_device(mc->run->report, mc->run->at, i, &sum);
 		fputs("integrityctl_scrub_above_bad_blocks_total", f);
 		LABELS();
 		fputs(",above=\"", f);

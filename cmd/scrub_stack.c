@@ -140,23 +140,23 @@ static void md_bad_blocks_words(const char *list, char *buf, size_t len)
 
 void report_arrays_json(struct json *j, const struct run *run)
 {
-	size_t n = integrity_scrub_report_array_count(run->report, 0);
+	size_t n = integrity_scrub_report_array_count(run->report, run->at);
 
 	if (!n)
 		return;
 	json_array_begin(j, "arrays");
 	for (size_t i = 0; i < n; i++) {
-		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, 0, i);
+		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, run->at, i);
 		json_object_begin(j, NULL);
-		json_string(j, "device", integrity_scrub_report_array_name(run->report, 0, i));
+		json_string(j, "device", integrity_scrub_report_array_name(run->report, run->at, i));
 		json_string(j, "level", info->level);
 		if (info->mismatch_cnt >= 0)
 			json_u64(j, "mismatch_cnt", (uint64_t)info->mismatch_cnt);
 		if (info->degraded >= 0)
 			json_u64(j, "degraded", (uint64_t)info->degraded);
 		json_array_begin(j, "members");
-		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, 0, i); k++) {
-			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, 0, i, k);
+		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, run->at, i); k++) {
+			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, run->at, i, k);
 			char bb[512];
 			json_object_begin(j, NULL);
 			json_string(j, "device", m->name);
@@ -175,96 +175,18 @@ void report_arrays_json(struct json *j, const struct run *run)
 
 void report_arrays_human(FILE *out, const struct run *run)
 {
-	for (size_t i = 0; i < integrity_scrub_report_array_count(run->report, 0); i++) {
-		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, 0, i);
-		fprintf(out, "  %s (%s): mismatch_cnt %lld", integrity_scrub_report_array_name(run->report, 0, i),
+	for (size_t i = 0; i < integrity_scrub_report_array_count(run->report, run->at); i++) {
+		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, run->at, i);
+		fprintf(out, "  %s (%s): mismatch_cnt %lld", integrity_scrub_report_array_name(run->report, run->at, i),
 			info->level, (long long)info->mismatch_cnt);
-		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, 0, i); k++) {
-			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, 0, i, k);
+		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, run->at, i); k++) {
+			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, run->at, i, k);
 			char bb[512];
 			md_bad_blocks_words(m->bad_blocks, bb, sizeof(bb));
 			fprintf(out, "%s %s errors %" PRIu64 " bad_blocks %s", k ? "," : ";", m->name, m->errors, bb);
 		}
 		fputc('\n', out);
 	}
-}
-
-/* The path to scrub a listed device by, which is also its name in the
- * report, the metrics' device label, the journal's INTEGRITY_DEVICE and
- * scrub --status: its stable name (as status shows it) when that link is
- * there and is this device, else /dev/<kernel name>, which can name
- * another disk after the next boot. */
-void device_path(const struct integrity_device *dev, char *path, size_t len)
-{
-	const char *stable = integrity_device_stable_name(dev);
-	struct stat st;
-
-	if (stable && stat(stable, &st) == 0 && S_ISBLK(st.st_mode) &&
-	    major(st.st_rdev) == integrity_device_major(dev) && minor(st.st_rdev) == integrity_device_minor(dev)) {
-		snprintf(path, len, "%s", stable);
-		return;
-	}
-	snprintf(path, len, "/dev/%s", integrity_device_name(dev));
-}
-
-/* md and dm devices: what they are made of is scrubbed instead. */
-bool is_stack_device(const struct integrity_device *dev)
-{
-	struct integrity_stack *st;
-
-	if (integrity_stack_new(dev, &st) < 0)
-		return false;
-	enum integrity_stack_kind k = integrity_stack_kind(st);
-	bool plain = k == INTEGRITY_STACK_MD;
-	if (k == INTEGRITY_STACK_DM) {
-		/* Only a table that maps blocks plainly onto what is below:
-		 * a device-mapper device that makes or alters errors of its
-		 * own (error, flakey, delay, zero, ...) is scrubbed itself. */
-		const struct integrity_dm_target *t;
-		size_t n;
-		plain = integrity_stack_dm_table(st, &t, &n) == 0 && n > 0;
-		for (size_t i = 0; plain && i < n; i++)
-			plain = strcmp(t[i].type, "linear") == 0 || strcmp(t[i].type, "striped") == 0 ||
-				strcmp(t[i].type, "crypt") == 0 || strcmp(t[i].type, "raid") == 0;
-	}
-	integrity_stack_free(st);
-	return plain;
-}
-
-/* The devices at the bottom of name's stack (disks, partitions, loop
- * devices), each once, in stack order. */
-static int stack_leaves(struct integrity_context *ctx, const char *name, char ***leaves, size_t *n,
-			unsigned depth)
-{
-	struct integrity_device *dev;
-	struct integrity_stack *st;
-	int r = integrity_device_new(ctx, name, &dev);
-
-	if (r < 0)
-		return r;
-	if ((r = integrity_stack_new(dev, &st)) < 0) {
-		integrity_device_free(dev);
-		return r;
-	}
-	enum integrity_stack_kind k = integrity_stack_kind(st);
-	if (depth > 0 && k != INTEGRITY_STACK_MD && k != INTEGRITY_STACK_DM) {
-		bool seen = false;
-		for (size_t i = 0; i < *n; i++)
-			seen |= !strcmp((*leaves)[i], integrity_device_name(dev));
-		char **v = seen ? *leaves : realloc(*leaves, (*n + 1) * sizeof(*v));
-		if (!v || (!seen && !(v[*n] = strdup(integrity_device_name(dev)))))
-			r = -ENOMEM;
-		else if (!seen)
-			(*leaves = v, (*n)++);
-		else
-			*leaves = v;
-	} else if (depth < 16) {
-		for (size_t i = 0; r >= 0 && i < integrity_stack_below_count(st); i++)
-			r = stack_leaves(ctx, integrity_stack_below(st, i), leaves, n, depth + 1);
-	}
-	integrity_stack_free(st);
-	integrity_device_free(dev);
-	return r;
 }
 
 /*
@@ -275,63 +197,53 @@ static int stack_leaves(struct integrity_context *ctx, const char *name, char **
  * is not a stack device.
  */
 int scrub_stack(const char *target, const struct integrity_scrub_params *params, unsigned jobs,
-		bool progress_bar, struct integrity_scrub_budget *budget)
+		bool progress_bar, uint64_t rate, struct integrity_scrub_budget *budget)
 {
 	struct integrity_context *ctx;
 	struct integrity_device *dev = NULL;
-	char **leaves = NULL, **paths = NULL;
-	size_t n = 0;
-	int ret = -1;
+	struct integrity_scrub_job *job = NULL;
+	int ret = -1, r;
 
 	if (integrity_context_new(&ctx, gopt.sysfs_root) < 0)
 		return -1;
-	if (integrity_device_new(ctx, target, &dev) < 0 || !is_stack_device(dev))
+	if (integrity_device_new(ctx, target, &dev) < 0 || !integrity_scrub_job_is_stack(dev))
 		goto out;
 	if (o.range) {
 		ret = fail(EXIT_USAGE, target, 0, "--range of a stack device: scrub its members with a range each");
 		goto out;
 	}
-	int r = stack_leaves(ctx, integrity_device_name(dev), &leaves, &n, 0);
+	if ((ret = new_job(ctx, &job, jobs, rate)))
+		goto out;
+	struct integrity_scrub_params p = *params;
+	p.target = target;
+	r = integrity_scrub_job_add(job, &p);
+	size_t n = integrity_scrub_job_count(job);
 	if (r < 0 || n == 0) {
-		ret = fail(EXIT_FAIL, target, r, "is a stack device with no disk below it to scrub");
+		ret = fail(EXIT_FAIL, target, r == -ENODEV ? 0 : r, "is a stack device with no disk below it to scrub");
 		goto out;
-	}
-	if (!(paths = calloc(n, sizeof(*paths)))) {
-		ret = fail(EXIT_FAIL, target, -ENOMEM, "cannot scrub");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct integrity_device *leaf;
-		char path[4096];
-		if (integrity_device_new(ctx, leaves[i], &leaf) == 0) {
-			device_path(leaf, path, sizeof(path));
-			integrity_device_free(leaf);
-		} else {
-			snprintf(path, sizeof(path), "/dev/%s", leaves[i]);
-		}
-		if (!(paths[i] = strdup(path))) {
-			ret = fail(EXIT_FAIL, target, -ENOMEM, "cannot scrub");
-			goto out;
-		}
 	}
 	if (!gopt.quiet) {
 		fprintf(stderr, "integrityctl: %s: scrubbing the devices under it:", target);
 		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, " %s", leaves[i]);
+			fprintf(stderr, " %s", integrity_scrub_job_device(job, i));
 		fputc('\n', stderr);
 	}
 	if (o.repair && (r = integrity_scrub_repair_new(&repairs.r, ctx, integrity_device_name(dev))) < 0) {
 		ret = fail(EXIT_FAIL, target, r, "cannot scrub");
 		goto out;
 	}
-	if (n == 1)
-		ret = scrub_one(paths[0], params, progress_bar, budget);
-	else
-		ret = scrub_many((const char *const *)paths, n, params, jobs, progress_bar, budget);
+	/* One device: its own report, as when it is named itself. */
+	if (n == 1) {
+		ret = scrub_one(integrity_scrub_job_target(job, 0), params, progress_bar, budget);
+	} else {
+		ret = scrub_job(job, progress_bar);
+		if (repairs.r)
+			integrity_scrub_repair_add(repairs.r, integrity_scrub_job_report(job));
+	}
 	if (ret == EXIT_FAIL && params->method != INTEGRITY_SCRUB_AUTO) {
 		fprintf(stderr, "integrityctl: %s: the devices under it are:", target);
 		for (size_t k = 0; k < n; k++)
-			fprintf(stderr, " %s", leaves[k]);
+			fprintf(stderr, " %s", integrity_scrub_job_device(job, k));
 		fprintf(stderr, "; scrub each with the method it supports\n");
 	}
 	if (o.repair && !stop_signal && integrity_scrub_repair_pending(repairs.r))
@@ -339,13 +251,7 @@ int scrub_stack(const char *target, const struct integrity_scrub_params *params,
 out:
 	integrity_scrub_repair_free(repairs.r);
 	repairs.r = NULL;
-	for (size_t i = 0; i < n; i++) {
-		free(leaves[i]);
-		if (paths)
-			free(paths[i]);
-	}
-	free(leaves);
-	free(paths);
+	integrity_scrub_job_free(job);
 	integrity_device_free(dev);
 	integrity_context_free(ctx);
 	return ret;

@@ -291,13 +291,18 @@ wait_checkpoint() {
 	  "loop:$(printf %x "$(stat -c %d data)"):$(stat -c %i data):0:0:$BATS_TEST_TMPDIR/data" ]
 }
 
-@test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
+# A 32 MiB loop device with two 8 MiB GPT partitions; $start is the second's.
+two_partitions() {
 	require_root
 	truncate -s 32M disk
 	loopdev=$(losetup -P -f --show disk)
 	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
 	partx -a "$loopdev"
 	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")
+}
+
+@test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
+	two_partitions
 	# Host verification of partition 2 with its PI in a file, generated
 	# against whole-device LBAs (the kernel's Type 1 reference tags).
 	dd if="${loopdev}p2" of=p2.data bs=1M status=none
@@ -310,12 +315,7 @@ wait_checkpoint() {
 }
 
 @test "bad tags across a partition boundary: each piece with its own expected and found" {
-	require_root
-	truncate -s 32M disk
-	loopdev=$(losetup -P -f --show disk)
-	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
-	partx -a "$loopdev"
-	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")
+	two_partitions
 	dd if="$loopdev" of=whole.data bs=1M status=none
 	ictl -q pi generate whole.data --pi-file whole.pi
 	# Blocks start-2 .. start+1 get the same wrong tuple: a guard and a

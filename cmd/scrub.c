@@ -73,7 +73,7 @@ static void draw_progress(struct run *run, const struct integrity_scrub_progress
 		fputc('\n', stderr);
 }
 
-static void on_progress(void *data, const struct integrity_scrub_progress *p)
+void on_progress(void *data, const struct integrity_scrub_progress *p)
 {
 	struct run *run = data;
 
@@ -199,7 +199,7 @@ static int show_status(const char *state_dir, const char *target)
 	return EXIT_CLEAN;
 }
 
-static int setup_error(const char *target, int r, struct integrity_scrub *s)
+int setup_error(const char *target, int r, const struct integrity_scrub *s)
 {
 	const char *why = s ? integrity_scrub_failure(s) : NULL;
 
@@ -236,46 +236,15 @@ static int setup_error(const char *target, int r, struct integrity_scrub *s)
 	}
 }
 
-/* integrity_scrub_new, with its failure told; the exit code or -1. */
-static int open_scrub(struct integrity_scrub **sp, struct integrity_context *ctx,
-		      const struct integrity_scrub_params *params)
+/* A scrub opened for run (r == 0) or not (r < 0, its failure told): names
+ * for the report, remarks, the journal.  -1 when open, else the exit code. */
+int run_opened(struct run *run, struct integrity_scrub *s, int r)
 {
-	int r = integrity_scrub_new(sp, ctx, params);
-
-	if (r == 0)
-		return -1;
-	int code = setup_error(params->target, r, *sp);
-	integrity_scrub_free(*sp);
-	*sp = NULL;
-	return code;
-}
-
-/* Open run->target: the range, the scrub, names for the report.  -1 when
- * open, else the exit code, its failure told. */
-int run_open(struct run *run)
-{
-	struct integrity_scrub_params *params = &run->params;
-	int r, code;
-
-	r = integrity_context_new(&run->ctx, gopt.sysfs_root);
 	if (r < 0)
+		return setup_error(run->target, r, s);
+	run->scrub = s;
+	if (!run->ctx && (r = integrity_context_new(&run->ctx, gopt.sysfs_root)) < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
-	params->target = run->target;
-	if (o.range) {
-		/* The range's units need the block size: open once to learn it. */
-		struct integrity_scrub *probe;
-		code = open_scrub(&probe, run->ctx, params);
-		if (code >= 0)
-			return code;
-		uint32_t bs = integrity_scrub_block_size(probe);
-		integrity_scrub_free(probe);
-		code = range_option(o.range, bs, &params->range_start, &params->range_length);
-		if (code)
-			return code;
-	}
-	code = open_scrub(&run->scrub, run->ctx, params);
-	if (code >= 0)
-		return code;
 	load_part_names(run);
 	load_stack(run);
 
@@ -286,7 +255,43 @@ int run_open(struct run *run)
 		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run->target,
 			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
 			integrity_scrub_protection(run->scrub), integrity_scrub_identity(run->scrub));
+#ifdef HAVE_LIBSYSTEMD
+	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run->target,
+			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
+			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run->target,
+			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub), NULL);
+#endif
 	return -1;
+}
+
+/* Open run->target by itself: the range, the scrub.  -1 when open, else
+ * the exit code, its failure told. */
+static int run_open(struct run *run)
+{
+	struct integrity_scrub_params *params = &run->params;
+	struct integrity_scrub *s = NULL;
+	int r, code;
+
+	r = integrity_context_new(&run->ctx, gopt.sysfs_root);
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	params->target = run->target;
+	if (o.range) {
+		/* The range's units need the block size, learnt without
+		 * opening the scrub: it is opened once, locked once. */
+		uint32_t bs;
+		r = integrity_scrub_target_block_size(run->ctx, params, &bs);
+		if (r < 0)
+			return setup_error(params->target, r, NULL);
+		code = range_option(o.range, bs, &params->range_start, &params->range_length);
+		if (code)
+			return code;
+	}
+	r = integrity_scrub_new(&s, run->ctx, params);
+	code = run_opened(run, s, r);
+	if (r < 0)
+		integrity_scrub_free(s);
+	return code;
 }
 
 /* Write the metrics of a run that ended with r; false when they could not be. */
@@ -316,26 +321,13 @@ static bool run_metrics(struct run *run, int r)
 	return true;
 }
 
-/* Scrub an open run: the journal, the metrics; run->r and run->code set.
- * The reports are written by the caller. */
-void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
+/* A run that ended with report's entry at: the journal, the metrics;
+ * run->r and run->code set.  The reports are written by the caller. */
+void run_finish(struct run *run, struct integrity_scrub_report *report, size_t at, int r)
 {
-#ifdef HAVE_LIBSYSTEMD
-	sd_journal_send("MESSAGE=%s: scrub started (method %s)", run->target,
-			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
-			"MESSAGE_ID=" MID_STARTED, "PRIORITY=6", "INTEGRITY_DEVICE=%s", run->target,
-			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub), NULL);
-#endif
-	struct integrity_scrub_callbacks cb = {
-		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = run,
-	};
-	integrity_scrub_set_budget(run->scrub, budget);
-	int r = integrity_scrub_run(run->scrub, &cb);
+	run->report = report;
+	run->at = at;
 	draw_progress(run, integrity_scrub_get_progress(run->scrub), true);
-	load_above(run);
-	if (run->disk)
-		load_arrays(run, run->target, 0);
-	collect_repairs(run);
 	resolve_owners(run);
 
 	const struct integrity_scrub_progress *p = integrity_scrub_get_progress(run->scrub);
@@ -354,7 +346,7 @@ void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 			"INTEGRITY_IDENTITY=%s", integrity_scrub_identity(run->scrub),
 			"INTEGRITY_BAD_BLOCKS=%" PRIu64, p->bad_blocks, NULL);
 #endif
-	bool lost_output = o.metrics_dir && !verifying && !run_metrics(run, r);
+	bool lost_output = o.metrics_dir && !run_metrics(run, r);
 	run->r = r;
 	if (r < 0 && r != -EINTR && r != -ETIME)
 		run->code = EXIT_FAIL;
@@ -370,17 +362,36 @@ void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
 		run->code = EXIT_FAIL;
 }
 
+/* Scrub an open run by itself, with a report of its own. */
+static void run_scrub(struct run *run, struct integrity_scrub_budget *budget)
+{
+	struct integrity_scrub_callbacks cb = {
+		.progress = on_progress, .error = on_error, .should_stop = on_should_stop, .data = run,
+	};
+	struct integrity_scrub_report *report = NULL;
+
+	integrity_scrub_set_budget(run->scrub, budget);
+	int r = integrity_scrub_run(run->scrub, &cb);
+	if (integrity_scrub_report_new(&report) < 0 || integrity_scrub_report_add(report, run->scrub, r) < 0) {
+		integrity_scrub_report_free(report);
+		report = NULL;
+	}
+	run->own_report = true;
+	run_finish(run, report, 0, r);
+	collect_repairs(run);
+}
+
 void run_close(struct run *run)
 {
 	stack_free(run);
 	run->disk = NULL;
-	run->above = NULL;
-	run->nabove = 0;
-	run->arrays = NULL;
-	run->narrays = 0;
+	if (run->own_report)
+		integrity_scrub_report_free(run->report);
+	run->report = NULL;
 	integrity_owners_free(run->owners);
 	run->owners = NULL;
-	integrity_scrub_free(run->scrub);
+	if (!run->in_job)
+		integrity_scrub_free(run->scrub);	/* else the job's */
 	run->scrub = NULL;
 	integrity_context_free(run->ctx);
 	run->ctx = NULL;
@@ -398,9 +409,9 @@ int scrub_one(const char *target, const struct integrity_scrub_params *params, b
 		goto done;
 	run_scrub(&run, budget);
 	code = run.code;
-	if ((!gopt.quiet || gopt.json) && !verifying)
+	if (!gopt.quiet || gopt.json)
 		write_report(stdout, &(struct report_ctx){ &run, run.r });
-	if (o.report && !verifying) {
+	if (o.report) {
 		int w = safe_write_file(o.report, SAFE_IN_PLACE, 0644, write_report,
 					&(struct report_ctx){ &run, run.r });
 		if (w < 0)
@@ -644,12 +655,12 @@ int cmd_scrub(int argc, const char **argv)
 		goto out;
 	}
 	if (o.all)
-		ret = scrub_all(&params, jobs, progress_bar, budget);
+		ret = scrub_all(&params, jobs, progress_bar, rate);
 	else if ((ret = target_nodes(args, ntargets, &nodes)) != 0)
 		;	/* told */
 	else if (ntargets > 1)
-		ret = scrub_many((const char *const *)nodes, ntargets, &params, jobs, progress_bar, budget);
-	else if ((ret = scrub_stack(nodes[0], &params, jobs, progress_bar, budget)) < 0) {
+		ret = scrub_many((const char *const *)nodes, ntargets, &params, jobs, progress_bar, rate);
+	else if ((ret = scrub_stack(nodes[0], &params, jobs, progress_bar, rate, budget)) < 0) {
 		if (o.repair)
 			ret = fail(EXIT_USAGE, args[0], 0, "--repair is for md arrays: name the array");
 		else

@@ -37,32 +37,28 @@ struct run {
 	unsigned nparts;
 	struct integrity_owners *owners;	/* what each bad block belongs to, or NULL */
 	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
-	struct above *above;		/* per bad-block record, once the run ended */
-	size_t nabove;
-	struct md_above *arrays;	/* md arrays made of the target */
-	size_t narrays;
+	/* Once the run ended: its bad blocks up the stack, the md arrays
+	 * above; the run's own, or a job's (entry at). */
+	struct integrity_scrub_report *report;
+	size_t at;
+	bool own_report;
+	bool in_job;		/* the scrub is the job's */
 	/* The result: the library's, and the exit code (-1: not run). */
 	int r;
 	int code;
-	/* Scheduling, under the batch's lock. */
-	enum run_state state;
-	char **disks;		/* what it must not share with a target scrubbed meanwhile */
-	size_t ndisks;
-	pthread_t thread;	/* the worker scrubbing it, while RUN_RUNNING */
 	/* What progress lines show, under the batch's lock. */
+	enum run_state state;
 	struct integrity_scrub_progress seen;
 	bool seen_any;
 	struct batch *batch;	/* NULL for a lone target */
 };
 
-/* Several targets scrubbed at once: up to `jobs` workers, each taking the
- * next target none of whose disks is being scrubbed. */
+/* Several targets scrubbed at once by a job: what their progress lines
+ * and the run's report show. */
 struct batch {
 	pthread_mutex_t lock;
-	pthread_cond_t changed;	/* a run started or ended, a worker returned */
 	struct run *runs;
 	size_t n;
-	size_t workers_left;	/* workers not yet returned */
 	bool lines;		/* progress lines on stderr */
 	bool in_place;		/* a terminal: redrawn in place */
 	unsigned drawn;		/* lines drawn last time (in place) */
@@ -74,14 +70,6 @@ struct batch {
 struct above {
 	struct integrity_stack_place *v;
 	size_t n;
-};
-
-/* An md array made of the target, with the counters it has after the run. */
-struct md_above {
-	char name[256];
-	struct integrity_md_info info;
-	struct integrity_md_member *members;	/* bad_blocks strdup'd */
-	size_t nmembers;
 };
 
 struct scrub_options {
@@ -123,14 +111,13 @@ struct metrics_ctx {
 	double last_success;
 };
 
-/* Set while a repaired range is verified again: no report of its own. */
-extern bool verifying;
-
 /* scrub.c */
 double now_monotonic(void);
 const char *format_duration(double secs, char *buf, size_t len);
-int run_open(struct run *run);
-void run_scrub(struct run *run, struct integrity_scrub_budget *budget);
+int run_opened(struct run *run, struct integrity_scrub *s, int r);
+void run_finish(struct run *run, struct integrity_scrub_report *report, size_t at, int r);
+void on_progress(void *data, const struct integrity_scrub_progress *p);
+int setup_error(const char *target, int r, const struct integrity_scrub *s);
 void run_close(struct run *run);
 int scrub_one(const char *target, const struct integrity_scrub_params *params, bool progress_bar,
 	      struct integrity_scrub_budget *budget);
@@ -149,24 +136,23 @@ bool metrics_of(const char *path, const char *identity);
 double previous_last_success(const char *path);
 
 /* scrub_many.c */
+int scrub_job(struct integrity_scrub_job *job, bool lines);
+int new_job(struct integrity_context *ctx, struct integrity_scrub_job **job, unsigned jobs, uint64_t rate);
+int job_add_target(struct integrity_scrub_job *job, struct integrity_context *ctx, const char *target,
+		   const struct integrity_scrub_params *params);
 int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
-	       unsigned jobs, bool lines, struct integrity_scrub_budget *budget);
-int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines,
-	      struct integrity_scrub_budget *budget);
+	       unsigned jobs, bool lines, uint64_t rate);
+int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines, uint64_t rate);
 
 /* scrub_stack.c */
 void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a);
 void above_words(const struct above *a, char *buf, size_t len);
-void load_above(struct run *run);
-void load_arrays(struct run *run, const char *name, unsigned depth);
 void load_stack(struct run *run);
 void stack_free(struct run *run);
 void collect_repairs(const struct run *run);
 void report_arrays_json(struct json *j, const struct run *run);
 void report_arrays_human(FILE *out, const struct run *run);
-void device_path(const struct integrity_device *dev, char *path, size_t len);
-bool is_stack_device(const struct integrity_device *dev);
 int scrub_stack(const char *target, const struct integrity_scrub_params *params, unsigned jobs,
-		bool progress_bar, struct integrity_scrub_budget *budget);
+		bool progress_bar, uint64_t rate, struct integrity_scrub_budget *budget);
 
 #endif

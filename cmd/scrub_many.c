@@ -25,141 +25,6 @@
 
 /* ------------------------------------------------ several targets at once */
 
-static int add_disk(struct run *run, const char *key)
-{
-	for (size_t i = 0; i < run->ndisks; i++)
-		if (strcmp(run->disks[i], key) == 0)
-			return 0;
-	char **v = realloc(run->disks, (run->ndisks + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	run->disks = v;
-	if (!(v[run->ndisks] = strdup(key)))
-		return -ENOMEM;
-	run->ndisks++;
-	return 0;
-}
-
-/* The whole disks under the block device spec: its own disk for a
- * partition, its members' disks for md and dm, recursively. */
-static int add_stack_disks(struct run *run, struct integrity_context *ctx, const char *spec, unsigned depth)
-{
-	struct integrity_device *dev;
-	struct integrity_stack *st;
-	int r;
-
-	if (depth > 16)
-		return -ELOOP;
-	r = integrity_device_new(ctx, spec, &dev);
-	if (r < 0)
-		return r;
-	r = integrity_stack_new(dev, &st);
-	if (r == 0) {
-		size_t n = integrity_stack_below_count(st);
-		for (size_t i = 0; r == 0 && i < n; i++)
-			r = add_stack_disks(run, ctx, integrity_stack_below(st, i), depth + 1);
-		if (r == 0 && !n) {
-			char key[300];
-			snprintf(key, sizeof(key), "disk:%s", integrity_device_name(dev));
-			r = add_disk(run, key);
-		}
-		integrity_stack_free(st);
-	}
-	integrity_device_free(dev);
-	return r;
-}
-
-/* What two targets must not share while scrubbed at the same time: the
- * whole disks under a block device, an image file itself. */
-static int target_disks(struct run *run, struct integrity_context *ctx)
-{
-	struct stat st;
-	char key[PATH_MAX];
-
-	if (stat(run->target, &st) < 0)
-		return add_disk(run, run->target);	/* its scrub will say why */
-	if (!S_ISBLK(st.st_mode)) {
-		snprintf(key, sizeof(key), "file:%lx:%lu", (unsigned long)st.st_dev, (unsigned long)st.st_ino);
-		return add_disk(run, key);
-	}
-	snprintf(key, sizeof(key), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
-	if (ctx && add_stack_disks(run, ctx, key, 0) == 0 && run->ndisks)
-		return 0;
-	/* Unknown to sysfs: the device itself. */
-	snprintf(key, sizeof(key), "dev:%u:%u", major(st.st_rdev), minor(st.st_rdev));
-	return add_disk(run, key);
-}
-
-static bool shares_disk(const struct run *a, const struct run *b)
-{
-	for (size_t i = 0; i < a->ndisks; i++)
-		for (size_t k = 0; k < b->ndisks; k++)
-			if (strcmp(a->disks[i], b->disks[k]) == 0)
-				return true;
-	return false;
-}
-
-/* The next target no running one shares a disk with, or NULL. */
-static struct run *next_run(struct batch *b, bool *pending)
-{
-	*pending = false;
-	for (size_t i = 0; i < b->n; i++) {
-		struct run *run = &b->runs[i];
-		if (run->state != RUN_PENDING)
-			continue;
-		*pending = true;
-		bool free = true;
-		for (size_t k = 0; k < b->n && free; k++)
-			if (b->runs[k].state == RUN_RUNNING && shares_disk(run, &b->runs[k]))
-				free = false;
-		if (free)
-			return run;
-	}
-	return NULL;
-}
-
-struct worker {
-	struct batch *batch;
-	struct integrity_scrub_budget *budget;
-};
-
-static void *worker_main(void *data)
-{
-	struct worker *w = data;
-	struct batch *b = w->batch;
-
-	pthread_mutex_lock(&b->lock);
-	for (;;) {
-		bool pending = false;
-		struct run *run = stop_signal ? NULL : next_run(b, &pending);
-		if (!run) {
-			if (stop_signal || !pending)
-				break;
-			/* Every pending target shares a disk with a running one. */
-			pthread_cond_wait(&b->changed, &b->lock);
-			continue;
-		}
-		run->state = RUN_RUNNING;
-		run->thread = pthread_self();
-		pthread_cond_broadcast(&b->changed);
-		pthread_mutex_unlock(&b->lock);
-
-		int code = run_open(run);
-		if (code < 0)
-			run_scrub(run, w->budget);
-		else
-			run->code = code;
-		/* The scrub stays open for the report; it reads nothing more. */
-		pthread_mutex_lock(&b->lock);
-		run->state = RUN_DONE;
-		pthread_cond_broadcast(&b->changed);
-	}
-	b->workers_left--;
-	pthread_cond_broadcast(&b->changed);
-	pthread_mutex_unlock(&b->lock);
-	return NULL;
-}
-
 /* One progress line of a target: device, stable name, percent, rate, ETA
  * and bad blocks so far.  Under the batch's lock. */
 static void progress_line(FILE *f, const struct run *run)
@@ -319,37 +184,82 @@ static void write_batch_report(FILE *f, void *data)
 	report_total_human(f, b);
 }
 
-/* Scrub targets at once, up to `jobs` at a time, never two that share a
- * disk; the worst exit code.  A stop (SIGINT, SIGTERM) stops every
- * running scrub, saved, and starts no other. */
-int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
-	       unsigned jobs, bool lines, struct integrity_scrub_budget *budget)
+static struct run *job_run_of(void *data, size_t i)
 {
+	return &((struct batch *)data)->runs[i];
+}
+
+static void job_opened(void *data, size_t i, const struct integrity_scrub *s, int r)
+{
+	struct run *run = job_run_of(data, i);
+
+	pthread_mutex_lock(&run->batch->lock);
+	run->state = RUN_RUNNING;
+	pthread_mutex_unlock(&run->batch->lock);
+	/* The job owns the scrub; the report reads it. */
+	run->code = run_opened(run, (struct integrity_scrub *)s, r);
+}
+
+static void job_progress(void *data, size_t i, const struct integrity_scrub_progress *p)
+{
+	on_progress(job_run_of(data, i), p);
+}
+
+static void job_error(void *data, size_t i, _unused_ const struct integrity_scrub *s,
+		      const struct integrity_scrub_error *e)
+{
+	on_error(job_run_of(data, i), e);
+}
+
+static void job_finished(void *data, size_t i, const struct integrity_scrub_report *report)
+{
+	struct run *run = job_run_of(data, i);
+
+	if (run->scrub)
+		run_finish(run, (struct integrity_scrub_report *)report, i, integrity_scrub_report_result(report, i));
+	pthread_mutex_lock(&run->batch->lock);
+	run->state = RUN_DONE;
+	pthread_mutex_unlock(&run->batch->lock);
+}
+
+static bool job_should_stop(_unused_ void *data)
+{
+	return stop_signal != 0;
+}
+
+static void job_tick(void *data)
+{
+	struct batch *b = data;
+
+	pthread_mutex_lock(&b->lock);
+	draw_batch(b, false);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Scrub a job's targets at once, up to `jobs` at a time, never two that
+ * share a disk; the worst exit code.  A stop (SIGINT, SIGTERM) stops every
+ * running scrub, saved, and starts no other. */
+int scrub_job(struct integrity_scrub_job *job, bool lines)
+{
+	size_t n = integrity_scrub_job_count(job);
 	struct batch b = { .n = n, .lines = lines, .in_place = lines && isatty(STDERR_FILENO) };
-	struct worker w = { &b, budget };
 	int ret = EXIT_CLEAN;
 
 	b.runs = calloc(n ? n : 1, sizeof(*b.runs));
 	if (!b.runs)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
 	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.changed, NULL);
 	struct integrity_context *ctx = NULL;
-	if (integrity_context_new(&ctx, gopt.sysfs_root) < 0)
-		ctx = NULL;	/* every block device is then a disk of its own */
+	if (lines && integrity_context_new(&ctx, gopt.sysfs_root) < 0)
+		ctx = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct run *run = &b.runs[i];
-		run->target = targets[i];
-		run->params = *params;
+		run->target = integrity_scrub_job_target(job, i);
 		run->code = -1;
 		run->batch = &b;
-		if (target_disks(run, ctx) < 0) {
-			integrity_context_free(ctx);
-			ret = fail(EXIT_FAIL, run->target, -ENOMEM, "cannot scrub");
-			goto out;
-		}
+		run->in_job = true;
 		struct integrity_device *dev;
-		if (lines && ctx && integrity_device_new(ctx, run->target, &dev) == 0) {
+		if (ctx && integrity_device_new(ctx, run->target, &dev) == 0) {
 			const char *st = integrity_device_stable_name(dev);
 			if (st && strcmp(st, run->target) != 0)
 				run->stable = strdup(st);
@@ -357,51 +267,17 @@ int scrub_many(const char *const *targets, size_t n, const struct integrity_scru
 		}
 	}
 	integrity_context_free(ctx);
-	if (!jobs || jobs > n)
-		jobs = (unsigned)n;
 	b.started = now_monotonic();
-	pthread_t *threads = calloc(jobs ? jobs : 1, sizeof(*threads));
-	if (!threads) {
-		ret = fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
-		goto out;
-	}
+	struct integrity_scrub_job_callbacks cb = {
+		.opened = job_opened, .progress = job_progress, .error = job_error, .finished = job_finished,
+		.should_stop = job_should_stop, .tick = job_tick, .data = &b,
+	};
+	int r = integrity_scrub_job_run(job, &cb);
+	if (r < 0 && r != -EINTR)
+		ret = fail(EXIT_FAIL, NULL, r, "cannot scrub");
 	pthread_mutex_lock(&b.lock);
-	for (unsigned i = 0; i < jobs; i++) {
-		int r = pthread_create(&threads[i], NULL, worker_main, &w);
-		if (r) {
-			fail(EXIT_FAIL, NULL, -r, "cannot start a worker");
-			ret = EXIT_FAIL;
-			break;
-		}
-		b.workers_left++;
-	}
-	size_t started = b.workers_left;
-	bool told = false;
-	while (b.workers_left) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 250000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&b.changed, &b.lock, &until);
-		if (stop_signal && !told) {
-			/* A worker waiting for a lock (--wait) or in a pause sees the
-			 * stop at once; the signal was delivered to one thread only. */
-			told = true;
-			pthread_cond_broadcast(&b.changed);
-			for (size_t i = 0; i < n; i++)
-				if (b.runs[i].state == RUN_RUNNING)
-					pthread_kill(b.runs[i].thread, stop_signal);
-		}
-		draw_batch(&b, false);
-	}
 	draw_batch(&b, true);
 	pthread_mutex_unlock(&b.lock);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
 
 	for (size_t i = 0; i < n; i++)
 		ret = worse(ret, b.runs[i].code < 0 ? EXIT_INTERRUPTED : b.runs[i].code);
@@ -412,62 +288,93 @@ int scrub_many(const char *const *targets, size_t n, const struct integrity_scru
 		if (w2 < 0)
 			ret = worse(ret, fail(EXIT_FAIL, o.report, w2, "cannot write the report"));
 	}
-out:
 	for (size_t i = 0; i < n; i++) {
 		run_close(&b.runs[i]);
-		for (size_t k = 0; k < b.runs[i].ndisks; k++)
-			free(b.runs[i].disks[k]);
-		free(b.runs[i].disks);
 		free(b.runs[i].stable);
 	}
-	pthread_cond_destroy(&b.changed);
 	pthread_mutex_destroy(&b.lock);
 	free(b.runs);
 	return ret;
 }
 
-/* Every disk with an integrity profile, at once. */
-int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines,
-	      struct integrity_scrub_budget *budget)
+/* A job of this command's scrubs: the shared rate, the stop's signal. */
+int new_job(struct integrity_context *ctx, struct integrity_scrub_job **job, unsigned jobs, uint64_t rate)
+{
+	struct integrity_scrub_job_params jp = { .jobs = jobs, .rate = rate, .wake_signal = SIGINT };
+	int r = integrity_scrub_job_new(job, ctx, &jp);
+
+	return r < 0 ? fail(EXIT_FAIL, NULL, r, "cannot scrub") : 0;
+}
+
+/* Add target to job with its own --range; 0 or the exit code. */
+int job_add_target(struct integrity_scrub_job *job, struct integrity_context *ctx, const char *target,
+		   const struct integrity_scrub_params *params)
+{
+	struct integrity_scrub_params p = *params;
+	int r;
+
+	p.target = target;
+	if (o.range) {
+		uint32_t bs;
+		if ((r = integrity_scrub_target_block_size(ctx, &p, &bs)) < 0)
+			return setup_error(target, r, NULL);
+		if ((r = range_option(o.range, bs, &p.range_start, &p.range_length)))
+			return r;
+	}
+	r = integrity_scrub_job_add(job, &p);
+	return r < 0 ? fail(EXIT_FAIL, target, r, "cannot scrub") : 0;
+}
+
+/* Several targets at once. */
+int scrub_many(const char *const *targets, size_t n, const struct integrity_scrub_params *params,
+	       unsigned jobs, bool lines, uint64_t rate)
 {
 	struct integrity_context *ctx;
-	struct integrity_device **devs;
-	size_t n;
-	int r = integrity_context_new(&ctx, gopt.sysfs_root), ret;
+	struct integrity_scrub_job *job = NULL;
+	int ret = EXIT_CLEAN, r = integrity_context_new(&ctx, gopt.sysfs_root);
 
-	if (r == 0)
-		r = integrity_device_list(ctx, &devs, &n);
-	if (r < 0) {
-		integrity_context_free(ctx);
-		return fail(EXIT_FAIL, NULL, r, "cannot list block devices");
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	if ((ret = new_job(ctx, &job, jobs, rate)) == 0) {
+		for (size_t i = 0; i < n; i++)
+			ret = worse(ret, job_add_target(job, ctx, targets[i], params));
+		ret = worse(ret, scrub_job(job, lines));
 	}
-	char **paths = calloc(n ? n : 1, sizeof(*paths));
-	size_t count = 0;
-	for (size_t i = 0; paths && i < n; i++) {
-		struct integrity_kernel_state st;
-		char path[4096];
-		if (integrity_device_partno(devs[i]))
-			continue;
-		integrity_device_kernel_state(devs[i], &st);
-		if (!strcmp(st.format, "none") || !strcmp(st.format, "nop"))
-			continue;
-		/* md and dm inherit their members' profile; the members are
-		 * scrubbed themselves, before md could repair what they hold. */
-		if (is_stack_device(devs[i]))
-			continue;
-		device_path(devs[i], path, sizeof(path));
-		if ((paths[count] = strdup(path)))
-			count++;
-	}
-	integrity_device_list_free(devs, n);
+	integrity_scrub_job_free(job);
 	integrity_context_free(ctx);
-	if (!paths)
-		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot scrub");
-	if (!count && !gopt.quiet)
+	return ret;
+}
+
+/* Every disk with an integrity profile, at once. */
+int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines, uint64_t rate)
+{
+	struct integrity_context *ctx;
+	struct integrity_scrub_job *job = NULL, *all = NULL;
+	int unknown = EXIT_CLEAN, ret, r = integrity_context_new(&ctx, gopt.sysfs_root);
+
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	if ((ret = new_job(ctx, &job, jobs, rate)) || (ret = new_job(ctx, &all, jobs, rate)))
+		goto out;
+	/* Listed first, then added with a --range of each one's own blocks. */
+	r = integrity_scrub_job_add_all(all, params);
+	if (r < 0) {
+		ret = fail(EXIT_FAIL, NULL, r, "cannot list block devices");
+		goto out;
+	}
+	for (size_t i = 0; i < integrity_scrub_job_skipped_count(all); i++) {
+		int err;
+		const char *name = integrity_scrub_job_skipped(all, i, &err);
+		unknown = fail(EXIT_FAIL, name, err, "cannot read the kernel's integrity state");
+	}
+	for (size_t i = 0; i < integrity_scrub_job_count(all); i++)
+		ret = worse(ret, job_add_target(job, ctx, integrity_scrub_job_target(all, i), params));
+	if (!integrity_scrub_job_count(job) && unknown == EXIT_CLEAN && !gopt.quiet)
 		fprintf(stderr, "integrityctl: scrub: no block device has an integrity profile\n");
-	ret = scrub_many((const char *const *)paths, count, params, jobs, lines, budget);
-	for (size_t i = 0; i < count; i++)
-		free(paths[i]);
-	free(paths);
+	ret = worse(worse(ret, scrub_job(job, lines)), unknown);
+out:
+	integrity_scrub_job_free(all);
+	integrity_scrub_job_free(job);
+	integrity_context_free(ctx);
 	return ret;
 }

@@ -216,13 +216,15 @@ void report_json_fields(struct json *j, struct run *run, int r)
 			if (e->device_status)
 				json_hex(j, "device_status", e->device_status);
 		}
-		if (run->disk) {
-			json_string(j, "device", integrity_device_name(run->disk));
+		if (integrity_scrub_report_disk(run->report, run->at)) {
+			size_t na;
+			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, run->at, i, &na);
+			json_string(j, "device", integrity_scrub_report_disk(run->report, run->at));
 			json_array_begin(j, "above");
-			for (size_t k = 0; i < run->nabove && k < run->above[i].n; k++) {
+			for (size_t k = 0; k < na; k++) {
 				json_object_begin(j, NULL);
-				json_string(j, "device", run->above[i].v[k].device);
-				json_u64(j, "lba", run->above[i].v[k].lba);
+				json_string(j, "device", above[k].device);
+				json_u64(j, "lba", above[k].lba);
 				json_object_end(j);
 			}
 			json_array_end(j);
@@ -296,8 +298,11 @@ void report_human(FILE *out, struct run *run, int r)
 		size_t c_err = parts ? 5 : 1;
 		/* The top of the stack above each bad block, where there is one. */
 		bool stacked = false;
-		for (size_t i = 0; i < run->nabove && i < n; i++)
-			stacked |= run->above[i].n > (errs[i].partno ? 1u : 0u);
+		for (size_t i = 0; i < n; i++) {
+			size_t na;
+			integrity_scrub_report_above(run->report, run->at, i, &na);
+			stacked |= na > (errs[i].partno ? 1u : 0u);
+		}
 		size_t c_above = c_err + 3;
 		if (stacked)
 			scols_table_new_column(tb, "ABOVE", 0, 0);
@@ -328,10 +333,10 @@ void report_human(FILE *out, struct run *run, int r)
 				char text[128];
 				line_printf(ln, c_err + 1, "%s", error_text(e, text, sizeof(text)));
 			}
-			if (stacked && i < run->nabove && run->above[i].n) {
-				const struct integrity_stack_place *top = &run->above[i].v[run->above[i].n - 1];
-				line_printf(ln, c_above, "%s:%" PRIu64, top->device, top->lba);
-			}
+			size_t na;
+			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, run->at, i, &na);
+			if (stacked && na)
+				line_printf(ln, c_above, "%s:%" PRIu64, above[na - 1].device, above[na - 1].lba);
 		}
 		scols_print_table(tb);
 		scols_unref_table(tb);
@@ -426,31 +431,20 @@ void write_metrics(FILE *f, void *data)
 		fprintf(f, ",kind=\"%s\"} %" PRIu64 "\n", kinds[k], counts[k]);
 	}
 	/* Bad blocks by each stack device they map to (partition, md, dm). */
-	bool header = false;
-	for (size_t i = 0; i < mc->run->nabove; i++)
-		for (size_t k = 0; k < mc->run->above[i].n; k++) {
-			const char *dev = mc->run->above[i].v[k].device;
-			bool seen = false;
-			uint64_t sum = 0;
-			for (size_t x = 0; x < mc->run->nabove; x++)
-				for (size_t y = 0; y < mc->run->above[x].n; y++)
-					if (!strcmp(mc->run->above[x].v[y].device, dev)) {
-						seen |= x < i || (x == i && y < k);
-						sum += errs[x].count;
-					}
-			if (seen)
-				continue;
-			if (!header)
-				fputs("# HELP integrityctl_scrub_above_bad_blocks_total Bad blocks by the stack "
-				      "device above that holds them.\n"
-				      "# TYPE integrityctl_scrub_above_bad_blocks_total counter\n", f);
-			header = true;
-			fputs("integrityctl_scrub_above_bad_blocks_total", f);
-			LABELS();
-			fputs(",above=\"", f);
-			prom_escape(f, dev);
-			fprintf(f, "\"} %" PRIu64 "\n", sum);
-		}
+	size_t ndev = integrity_scrub_report_above_device_count(mc->run->report, mc->run->at);
+	if (ndev)
+		fputs("# HELP integrityctl_scrub_above_bad_blocks_total Bad blocks by the stack "
+		      "device above that holds them.\n"
+		      "# TYPE integrityctl_scrub_above_bad_blocks_total counter\n", f);
+	for (size_t i = 0; i < ndev; i++) {
+		uint64_t sum;
+		const char *dev = integrity_scrub_report_above_device(mc->run->report, mc->run->at, i, &sum);
+		fputs("integrityctl_scrub_above_bad_blocks_total", f);
+		LABELS();
+		fputs(",above=\"", f);
+		prom_escape(f, dev);
+		fprintf(f, "\"} %" PRIu64 "\n", sum);
+	}
 #undef METRIC
 #undef LABELS
 }

@@ -13,6 +13,7 @@
 #include "base.h"
 #include "pi.h"
 #include "device.h"
+#include "stack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -176,6 +177,205 @@ void integrity_scrub_budget_free(struct integrity_scrub_budget *budget);
  * scrub's own params.rate, when set, still caps it alone.  Every method's
  * bytes count, device-side verification included.  Before _run. */
 void integrity_scrub_set_budget(struct integrity_scrub *scrub, struct integrity_scrub_budget *budget);
+
+/* The block size, in bytes, that a scrub of params->target counts in (and
+ * its range is given in), learnt without opening the scrub: no lock, no
+ * checkpoint, no I/O to the target.  The errors are integrity_scrub_new's
+ * for the same causes (-ENOMEDIUM: an image without its protection
+ * described). */
+int integrity_scrub_target_block_size_sized(struct integrity_context *ctx,
+					    const struct integrity_scrub_params *params, size_t params_size,
+					    uint32_t *block_size);
+#define integrity_scrub_target_block_size(ctx, params, block_size) \
+	integrity_scrub_target_block_size_sized((ctx), (params), sizeof(*(params)), (block_size))
+
+/* ------------------------------------------------------------------------
+ * Reports: what scrubs that have run found, up the stack
+ * ------------------------------------------------------------------------ */
+
+/* Scrubs that have run, each with its bad blocks mapped to the
+ * partitions, md arrays and device-mapper devices above them, the bad
+ * blocks of each of those devices, and the md arrays above the target
+ * with their counters as they are after the run.  Every front end renders
+ * the same report. */
+struct integrity_scrub_report;
+
+int integrity_scrub_report_new(struct integrity_scrub_report **report);
+void integrity_scrub_report_free(struct integrity_scrub_report *report);
+/* Add a scrub that has run; result is what integrity_scrub_run returned.
+ * Reads the stack above the target now.  The scrub must outlive the
+ * report.  Returns the target's index in the report, or -errno. */
+int integrity_scrub_report_add(struct integrity_scrub_report *report, const struct integrity_scrub *scrub,
+			       int result);
+size_t integrity_scrub_report_count(const struct integrity_scrub_report *report);
+const struct integrity_scrub *integrity_scrub_report_scrub(const struct integrity_scrub_report *report,
+							   size_t target);
+int integrity_scrub_report_result(const struct integrity_scrub_report *report, size_t target);
+/* Kernel name of the disk the target's LBAs are on; NULL for an image. */
+const char *integrity_scrub_report_disk(const struct integrity_scrub_report *report, size_t target);
+/* The devices above bad-block record i (as integrity_scrub_errors()
+ * numbers them), nearest first; NULL and 0 when none. */
+const struct integrity_stack_place *integrity_scrub_report_above(const struct integrity_scrub_report *report,
+								 size_t target, size_t i, size_t *count);
+/* Each device above some bad block, in the order first seen, with the
+ * bad blocks of the records that map to it. */
+size_t integrity_scrub_report_above_device_count(const struct integrity_scrub_report *report, size_t target);
+const char *integrity_scrub_report_above_device(const struct integrity_scrub_report *report, size_t target,
+						size_t i, uint64_t *bad_blocks);
+/* The md arrays above the target (its partitions' too), read after the
+ * run: name, md/ attributes and members. */
+size_t integrity_scrub_report_array_count(const struct integrity_scrub_report *report, size_t target);
+const char *integrity_scrub_report_array_name(const struct integrity_scrub_report *report, size_t target,
+					      size_t i);
+const struct integrity_md_info *integrity_scrub_report_array_info(const struct integrity_scrub_report *report,
+								  size_t target, size_t i);
+size_t integrity_scrub_report_array_member_count(const struct integrity_scrub_report *report, size_t target,
+						 size_t i);
+const struct integrity_md_member *integrity_scrub_report_array_member(const struct integrity_scrub_report *report,
+								      size_t target, size_t i, size_t k);
+
+/* Targets of a report that did not run: not opened (integrity_scrub_new
+ * failed; its -errno is the result) or never started (a stop came first:
+ * -ECANCELED). */
+/* The target as it was given to the scrub or the job. */
+const char *integrity_scrub_report_target(const struct integrity_scrub_report *report, size_t target);
+
+/* ------------------------------------------------------------------------
+ * Jobs: many targets at once, stacks expanded, one report
+ * ------------------------------------------------------------------------ */
+
+struct integrity_scrub_job_params {
+	unsigned jobs;			/* targets scrubbed at once, 0: all */
+	uint64_t rate;			/* bytes per second shared by all, 0: unlimited */
+	/* A signal the caller catches without SA_RESTART, sent to each
+	 * worker when should_stop first says so: one waiting for a target's
+	 * lock (params.wait) sees the stop at once.  0: none. */
+	int wake_signal;
+};
+
+struct integrity_scrub_job_callbacks {
+	/* In a worker, after integrity_scrub_new for the target: r < 0 when
+	 * it failed (scrub, when not NULL, tells why).  May be NULL. */
+	void (*opened)(void *data, size_t target, const struct integrity_scrub *scrub, int r);
+	/* In a worker, after every request. */
+	void (*progress)(void *data, size_t target, const struct integrity_scrub_progress *p);
+	/* In a worker, for every bad block as it is found. */
+	void (*error)(void *data, size_t target, const struct integrity_scrub *scrub,
+		      const struct integrity_scrub_error *e);
+	/* In a worker, when the target's run ended and its entry in report is
+	 * complete (the others may still be running). */
+	void (*finished)(void *data, size_t target, const struct integrity_scrub_report *report);
+	/* Polled by every worker and by the calling thread. */
+	bool (*should_stop)(void *data);
+	/* In the calling thread, about four times a second and whenever a
+	 * target starts or ends: a front end draws its progress here. */
+	void (*tick)(void *data);
+	void *data;
+};
+
+/*
+ * A job scrubs any mix of targets (disks, partitions, md and dm devices,
+ * LVM names, images) at once, up to `jobs` at a time, never two on the
+ * same disk, under one shared rate; md and device-mapper devices are
+ * replaced by the devices below them, which are read directly so that md
+ * never repairs a fault before it is recorded.  Its report has one entry
+ * per target, in the order added.
+ */
+struct integrity_scrub_job;
+
+int integrity_scrub_job_new_sized(struct integrity_scrub_job **job, struct integrity_context *ctx,
+				  const struct integrity_scrub_job_params *params, size_t params_size);
+#define integrity_scrub_job_new(job, ctx, params) \
+	integrity_scrub_job_new_sized((job), (ctx), (params), sizeof(*(params)))
+void integrity_scrub_job_free(struct integrity_scrub_job *job);
+/* Add params->target with its own parameters: a stack device (md, or dm
+ * whose table only maps blocks: linear, striped, crypt, raid) becomes the
+ * devices at the bottom of its stack, each once, named by its stable path.
+ * Returns the number of targets added, or -errno (-ENODEV: a stack device
+ * with nothing below it). */
+int integrity_scrub_job_add_sized(struct integrity_scrub_job *job, const struct integrity_scrub_params *params,
+				  size_t params_size);
+#define integrity_scrub_job_add(job, params) \
+	integrity_scrub_job_add_sized((job), (params), sizeof(*(params)))
+/* Add every whole disk with an integrity profile (md and dm are made of
+ * them), named by its stable path.  A disk whose kernel state cannot be
+ * read is not added: its name and errno go to integrity_scrub_job_skipped.
+ * Returns the number of targets added, or -errno. */
+int integrity_scrub_job_add_all_sized(struct integrity_scrub_job *job, const struct integrity_scrub_params *params,
+				      size_t params_size);
+#define integrity_scrub_job_add_all(job, params) \
+	integrity_scrub_job_add_all_sized((job), (params), sizeof(*(params)))
+/* The disks add_all left out because their state could not be read. */
+size_t integrity_scrub_job_skipped_count(const struct integrity_scrub_job *job);
+const char *integrity_scrub_job_skipped(const struct integrity_scrub_job *job, size_t i, int *err);
+/* Whether a device is one add replaces by the devices below it. */
+bool integrity_scrub_job_is_stack(const struct integrity_device *dev);
+size_t integrity_scrub_job_count(const struct integrity_scrub_job *job);
+/* The path a target is scrubbed by, and the kernel name of its device
+ * (NULL for an image). */
+const char *integrity_scrub_job_target(const struct integrity_scrub_job *job, size_t i);
+const char *integrity_scrub_job_device(const struct integrity_scrub_job *job, size_t i);
+/* Scrub every target.  0 when each ran (its result is in the report),
+ * -EINTR when should_stop stopped the job, another -errno when it could
+ * not start.  Once per job. */
+int integrity_scrub_job_run_sized(struct integrity_scrub_job *job, const struct integrity_scrub_job_callbacks *cb,
+				  size_t cb_size);
+#define integrity_scrub_job_run(job, cb) integrity_scrub_job_run_sized((job), (cb), sizeof(*(cb)))
+/* The report, entry i for target i; the job owns it and the scrubs. */
+const struct integrity_scrub_report *integrity_scrub_job_report(const struct integrity_scrub_job *job);
+
+/* ------------------------------------------------------------------------
+ * md RAID1 repair from what scrubs of the members found
+ * ------------------------------------------------------------------------ */
+
+enum integrity_scrub_repair_result {
+	INTEGRITY_SCRUB_REPAIRED = 0,		/* md rewrote it, a scrub found it good */
+	INTEGRITY_SCRUB_REPAIR_STILL_BAD,	/* rewritten, still bad when verified */
+	INTEGRITY_SCRUB_REPAIR_BAD_EVERYWHERE,	/* bad on every copy: nothing to repair from */
+	INTEGRITY_SCRUB_REPAIR_NEXT_TO_BAD,	/* within md's window of such a block */
+	INTEGRITY_SCRUB_REPAIR_BUSY,		/* md was resyncing or checking */
+	INTEGRITY_SCRUB_REPAIR_FAILED,		/* md could not be asked */
+};
+
+/* "repaired", "still-bad", "bad-on-every-copy",
+ * "next-to-a-block-bad-on-every-copy", "array-busy", "repair-failed". */
+const char *integrity_scrub_repair_result_name(enum integrity_scrub_repair_result result);
+
+/* One bad block of the array and what the repair did with it. */
+struct integrity_scrub_repair_block {
+	char device[256];		/* the array */
+	uint64_t lba;			/* in the array's blocks */
+	uint64_t count;
+	char member[256];		/* the disk holding the bad copy */
+	uint64_t member_lba;		/* in the device scrubbed (a partition: from its start) */
+	enum integrity_scrub_repair_result result;
+};
+
+struct integrity_scrub_repair;
+
+/* A repair of md RAID1 array (its kernel name, "md0"). */
+int integrity_scrub_repair_new(struct integrity_scrub_repair **repair, struct integrity_context *ctx,
+			       const char *array);
+void integrity_scrub_repair_free(struct integrity_scrub_repair *repair);
+/* Take the bad blocks of report's targets that lie in the array. */
+int integrity_scrub_repair_add(struct integrity_scrub_repair *repair, const struct integrity_scrub_report *report);
+/* Bad blocks taken so far. */
+size_t integrity_scrub_repair_pending(const struct integrity_scrub_repair *repair);
+/* Have md rewrite each block bad on some copies from a good one
+ * (sync_min, sync_max, sync_action repair, waited for), then scrub it
+ * again with params (its range and state directory replaced).  A block
+ * bad on every copy, and its neighbours within md's repair window, are
+ * left alone: md would fail the member.  0 when every block was dealt
+ * with (each block's result tells how), -EMEDIUMTYPE when the array is
+ * not md RAID1, another -errno when it could not be read. */
+int integrity_scrub_repair_run_sized(struct integrity_scrub_repair *repair,
+				     const struct integrity_scrub_params *params, size_t params_size);
+#define integrity_scrub_repair_run(repair, params) \
+	integrity_scrub_repair_run_sized((repair), (params), sizeof(*(params)))
+/* The blocks the run dealt with, in the array's order, each once. */
+size_t integrity_scrub_repair_count(const struct integrity_scrub_repair *repair);
+const struct integrity_scrub_repair_block *integrity_scrub_repair_block(const struct integrity_scrub_repair *repair,
+									size_t i);
 
 /* A saved scrub, for `scrub --status`: reads STATE_DIR/<identity>.scrub. */
 struct integrity_scrub_state {

@@ -124,11 +124,20 @@ static bool extends(const struct integrity_scrub_error *run, const struct integr
 	       run->partno == e->partno && (e->kind != INTEGRITY_SCRUB_ERR_TAG || run->found == e->found);
 }
 
+/* Whether lba is the first block of a partition or the one after its last. */
+static bool partition_edge(const struct scrub_errors *l, uint64_t lba)
+{
+	for (size_t i = 0; i < l->nparts; i++)
+		if (lba == l->parts[i].start || lba == l->parts[i].start + l->parts[i].length)
+			return true;
+	return false;
+}
+
 int scrub_errors_add(struct scrub_errors *l, const struct integrity_scrub_error *e)
 {
 	/* A block failing two checks interleaves two runs: look a few back. */
 	for (size_t i = l->n, k = 0; i > 0 && k < 4; i--, k++)
-		if (extends(&l->v[i - 1], e)) {
+		if (extends(&l->v[i - 1], e) && !partition_edge(l, e->lba)) {
 			l->v[i - 1].count += e->count;
 			return 0;
 		}
@@ -630,6 +639,8 @@ static int walk(struct integrity_scrub *s)
 			q->lba = next;
 			q->nblocks = n;
 			q->slot = idx;
+			q->bad.parts = s->parts;
+			q->bad.nparts = s->nparts;
 			q->err = 0;
 			q->bytes = 0;
 			r = b->ops->submit(b, q);

@@ -20,11 +20,17 @@
 
 /* ------------------------------------------------------------ bad blocks */
 
+struct scrub_partition;
+
 /* Bad blocks as ranges (lba, count) sorted by first LBA; a run of
- * consecutive blocks failing the same way is one entry. */
+ * consecutive blocks failing the same way is one entry.  A run never
+ * crosses the first or last block of one of parts: each piece keeps its
+ * own first block's expected and found values. */
 struct scrub_errors {
 	struct integrity_scrub_error *v;
 	size_t n, cap;
+	const struct scrub_partition *parts;	/* the target's, or NULL */
+	size_t nparts;
 };
 
 /* Add one bad block or range, merged with a run it extends. */

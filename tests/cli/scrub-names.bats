@@ -78,6 +78,11 @@ scrub_all_in_private_dev() {
 	sysfs_disk sys "$name" "$mm" 2048 devices/pseudo_0/adapter0/host9/target9:0:0/9:0:0:0
 	sysfs_integrity sys "$name" T10-DIF-TYPE1-CRC 512 8 1 1 1
 	sysfs_scsi sys "$name" 9:0:0:0 1 naa.5333333000abcdef
+	if [ "$link" = unreadable ]; then
+		# There, but it cannot be read (a directory: EISDIR).
+		rm "sys/block/$name/integrity/format"
+		mkdir "sys/block/$name/integrity/format"
+	fi
 	run --separate-stderr unshare -m --propagation private sh -ec '
 		mount -t tmpfs tmpfs /dev
 		mknod "/dev/$1" b "${2%:*}" "${2#*:}"
@@ -89,6 +94,7 @@ scrub_all_in_private_dev() {
 			--metrics-dir metrics -J' sh "$name" "$mm" "$link"
 	losetup -d "$loopdev"
 	loopdev=
+	[ "$link" = unreadable ] && return 0
 	assert_success
 	report=$output
 	run "$INTEGRITYCTL" scrub --status --state-dir state -J
@@ -117,4 +123,13 @@ teardown() {
 	scrub_all_in_private_dev nolink
 	[ "$(jq -r '.devices[0].target' <<<"$report")" = "/dev/$name" ]
 	[ "$(jq -r '.scrubs[0].target' <<<"$status")" = "/dev/$name" ]
+}
+
+@test "scrub --all: a disk whose kernel state cannot be read is an error, never scrubbed as unprotected" {
+	export INTEGRITYCTL
+	scrub_all_in_private_dev unreadable
+	[ "$status" -eq 3 ]
+	[[ "$stderr" == *"/dev/$name: cannot read the kernel's integrity state"* ]]
+	[ "$(jq '.devices | length' <<<"$output")" -eq 0 ]
+	[ -z "$(ls state)" ]
 }

@@ -291,13 +291,18 @@ wait_checkpoint() {
 	  "loop:$(printf %x "$(stat -c %d data)"):$(stat -c %i data):0:0:$BATS_TEST_TMPDIR/data" ]
 }
 
-@test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
+# A 32 MiB loop device with two 8 MiB GPT partitions; $start is the second's.
+two_partitions() {
 	require_root
 	truncate -s 32M disk
 	loopdev=$(losetup -P -f --show disk)
 	printf 'label: gpt\n,8M\n,8M\n' | sfdisk -q --no-reread --no-tell-kernel "$loopdev"
 	partx -a "$loopdev"
 	start=$(cat "/sys/class/block/${loopdev#/dev/}p2/start")
+}
+
+@test "a partition of a loop device: LBAs of the whole device, offsets in the partition" {
+	two_partitions
 	# Host verification of partition 2 with its PI in a file, generated
 	# against whole-device LBAs (the kernel's Type 1 reference tags).
 	dd if="${loopdev}p2" of=p2.data bs=1M status=none
@@ -307,6 +312,25 @@ wait_checkpoint() {
 	assert_failure 1
 	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = "[[$((start + 33)),\"guard\"]]" ]
 	partx -d "$loopdev"
+}
+
+@test "bad tags across a partition boundary: each piece with its own expected and found" {
+	two_partitions
+	dd if="$loopdev" of=whole.data bs=1M status=none
+	ictl -q pi generate whole.data --pi-file whole.pi
+	# Blocks start-2 .. start+1 get the same wrong tuple: a guard and a
+	# ref run each, split between partitions 1 and 2.
+	head -c 32 /dev/zero | tr '\0' '\021' |
+		dd of=whole.pi bs=8 seek=$((start - 2)) conv=notrunc status=none
+	# Requests of 4M: the boundary falls inside one.
+	run ictl scrub -J --no-state --io-size 4M --format T10-DIF-TYPE1-CRC --pi-file whole.pi "$loopdev"
+	partx -d "$loopdev"
+	assert_failure 1
+	[ "$(jq -c '[.errors[] | [.lba, .count, .tag, .partition.number, .found]]' <<<"$output")" = \
+	  "[[$((start - 2)),2,\"guard\",1,\"0x1111\"],[$((start - 2)),2,\"ref\",1,\"0x11111111\"],[$start,2,\"guard\",2,\"0x1111\"],[$start,2,\"ref\",2,\"0x11111111\"]]" ]
+	# Type 1: the reference tag expected is the block's LBA.
+	[ "$(jq -c '[.errors[] | select(.tag == "ref") | .expected]' <<<"$output")" = \
+	  "[\"$(printf 0x%x $((start - 2)))\",\"$(printf 0x%x "$start")\"]" ]
 }
 
 # Reads of one file's bytes [FROM, TO) fail with EIO: an unreadable range
@@ -439,6 +463,23 @@ interrupted_state() {
 		[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
 		[ -f "$statefile.invalid" ]
 	done
+}
+
+@test "--range opens the target once: a checkpoint set aside is told, never lost to a first look" {
+	random_file data 1048576 30
+	ictl -q pi generate data --pi-file pi
+	run ictl scrub -q --state-dir "$state" --range 100:1900 --duration 0.2s --rate 1M --io-size 64K \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_failure 4
+	statefile=$(ls "$state"/*.scrub)
+	sed -i 's/^next=.*/next=99999999/' "$statefile"
+	run --separate-stderr ictl scrub -J --state-dir "$state" --range 100:1900 \
+		--format T10-DIF-TYPE1-CRC --pi-file pi data
+	assert_success
+	[ "$(jq .resumed_from <<<"$output")" -eq 100 ]
+	[ "$(jq .blocks_checked <<<"$output")" -eq 1900 ]
+	[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
+	[[ "$(jq -r .note <<<"$output")" == *"set aside as $statefile.invalid"* ]]
 }
 
 @test "scrub --status never crashes on a state file, whatever it holds" {

@@ -20,6 +20,8 @@ if [ "$srcdir" != "$(pwd)" ] && [ -f "$srcdir/config.status" ]; then
 fi
 echo "configured by $0" >config.status
 cat >Makefile <<'MK'
+# The source directory is this one, whatever srcdir make check exports.
+srcdir =
 libintegrity/libintegrity-core.la integrityctl:
 	mkdir -p libintegrity/.libs cmd && ar rc libintegrity/.libs/libintegrity-core.a
 distdir:

@@ -48,7 +48,8 @@ enum integrity_stack_kind integrity_stack_kind(const struct integrity_stack *sta
  * "raid1", "raid5", ..., "crypt", "lvm", "integrity", "linear", "dm". */
 const char *integrity_stack_type(const struct integrity_stack *stack);
 /* Kernel names of the devices this one is made of (below it) and of those
- * made of it (above it), in name order. */
+ * made of it (above it), in name order; an md array's members come first,
+ * by role, as mdadm --detail lists them. */
 size_t integrity_stack_below_count(const struct integrity_stack *stack);
 const char *integrity_stack_below(const struct integrity_stack *stack, size_t i);
 size_t integrity_stack_above_count(const struct integrity_stack *stack);

@@ -117,6 +117,22 @@ static int cmp_members(const void *a, const void *b)
 	return strverscmp(x->name, y->name);
 }
 
+/* An array's devices below it as mdadm --detail lists them: by role,
+ * whatever names the kernel gave the disks; the others keep name order. */
+static void order_below_by_role(struct integrity_stack *s)
+{
+	size_t k = 0;
+
+	for (size_t m = 0; m < s->nmembers; m++)
+		for (size_t i = k; i < s->below.n; i++)
+			if (strcmp(s->below.v[i], s->members[m].name) == 0) {
+				char *t = s->below.v[i];
+				memmove(&s->below.v[k + 1], &s->below.v[k], (i - k) * sizeof(*s->below.v));
+				s->below.v[k++] = t;
+				break;
+			}
+}
+
 static int read_md(struct integrity_stack *s, const char *dir)
 {
 	char mddir[PATH_MAX];
@@ -141,6 +157,8 @@ static int read_md(struct integrity_stack *s, const char *dir)
 	int r = read_md_members(s, mddir);
 	if (r == 0 && s->nmembers > 1)
 		qsort(s->members, s->nmembers, sizeof(*s->members), cmp_members);
+	if (r == 0)
+		order_below_by_role(s);
 	return r;
 }
 

@@ -166,6 +166,9 @@ static void md_member(const char *md, const char *name, const char *slot, const 
 	put(dir, "offset", "%s", offset);
 	put(dir, "state", "%s", strcmp(slot, "journal") == 0 ? "journal" : "in_sync");
 	link_to("../../../md0", "%s/devices/virtual/block/%s/holders/%s", root, name, md);
+	char target[PATH_MAX];
+	snprintf(target, sizeof(target), "../../%s", name);
+	link_to(target, "%s/devices/virtual/block/%s/slaves/%s", root, md, name);
 	link_to("../../../../..", "%s/block", dir);
 }
 
@@ -229,6 +232,32 @@ static void md_journal_holds_no_data(void **state)
 		free(pl);
 	}
 	integrity_device_free(dev);
+	integrity_context_free(ctx);
+}
+
+/* The devices below an array come by role, as mdadm --detail lists them,
+ * not in the order of the names the kernel happened to give the disks. */
+static void md_below_by_role(void **state)
+{
+	struct integrity_context *ctx;
+	int r;
+	(void)state;
+
+	static const char *const disks[][3] = { { "nvme3n1", "259:3", "2" }, { "nvme4n1", "259:4", "1" },
+						 { "nvme5n1", "259:5", "0" }, { "nvme6n1", "259:6", "none" } };
+	for (size_t i = 0; i < 4; i++)
+		disk(disks[i][0], disks[i][1], 1 << 20, 512);
+	disk("md0", "9:0", 2 * 1000448, 512);
+	md_array("md0", "raid5", 3, 65536, 2, 500224);
+	for (size_t i = 0; i < 4; i++)
+		md_member("md0", disks[i][0], disks[i][2], "2048");
+	struct integrity_stack *s = md0_stack(&ctx, &r);
+	assert_int_equal(r, 0);
+	assert_int_equal(integrity_stack_below_count(s), 4);
+	static const char *const below[] = { "nvme5n1", "nvme4n1", "nvme3n1", "nvme6n1" };
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(integrity_stack_below(s, i), below[i]);
+	integrity_stack_free(s);
 	integrity_context_free(ctx);
 }
 
@@ -315,6 +344,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(holders_and_slaves, setup, teardown),
 		cmocka_unit_test_setup_teardown(md_journal_holds_no_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(md_member_offset_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(md_below_by_role, setup, teardown),
 		cmocka_unit_test_setup_teardown(mountinfo_lines, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What every command shares: the global options, errors, parsing. */
 #include "config.h"
 
 #include <ctype.h>
@@ -12,6 +13,20 @@
 
 #include "cmd.h"
 #include "util/safefile.h"
+
+/* The options every command takes, set by parse_options(). */
+struct global_options gopt;
+
+struct poptOption global_option_table[] = {
+	{ "json", 'J', POPT_ARG_NONE, &gopt.json, 0, "use JSON output format", NULL },
+	{ "output", 'o', POPT_ARG_STRING, &gopt.output, 0, "output columns (see the command's --help)", "COLUMNS" },
+	{ "noheadings", 'n', POPT_ARG_NONE, &gopt.noheadings, 0, "don't print headings", NULL },
+	{ "raw", 'r', POPT_ARG_NONE, &gopt.raw, 0, "use the raw output format", NULL },
+	{ "sysfs-root", '\0', POPT_ARG_STRING, &gopt.sysfs_root, 0, "read another sysfs tree", "DIR" },
+	{ "quiet", 'q', POPT_ARG_NONE, &gopt.quiet, 0, "print only errors", NULL },
+	{ "verbose", 'v', POPT_ARG_NONE, &gopt.verbose, 0, "say more", NULL },
+	POPT_TABLEEND
+};
 
 /* strerror() (with words for the refusals of util/safefile.c), or which
  * library could not be loaded when that is the cause: the call then failed

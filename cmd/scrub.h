@@ -43,6 +43,7 @@ struct run {
 	size_t at;
 	bool own_report;
 	bool in_job;		/* the scrub is the job's */
+	struct integrity_scrub_repair *repair;	/* gets the bad blocks, or NULL */
 	/* The result: the library's, and the exit code (-1: not run). */
 	int r;
 	int code;
@@ -111,22 +112,28 @@ struct metrics_ctx {
 	double last_success;
 };
 
-/* scrub.c */
-double now_monotonic(void);
-const char *format_duration(double secs, char *buf, size_t len);
+/* scrub_run.c: one target's run */
 int run_opened(struct run *run, struct integrity_scrub *s, int r);
 void run_finish(struct run *run, struct integrity_scrub_report *report, size_t at, int r);
 void on_progress(void *data, const struct integrity_scrub_progress *p);
 int setup_error(const char *target, int r, const struct integrity_scrub *s);
 void run_close(struct run *run);
+/* Scrub one target with a report of its own; the exit code.  Its bad
+ * blocks go to repair too, when not NULL. */
 int scrub_one(const char *target, const struct integrity_scrub_params *params, bool progress_bar,
-	      struct integrity_scrub_budget *budget);
+	      struct integrity_scrub_budget *budget, struct integrity_scrub_repair *repair);
 int worse(int a, int b);
 
-/* scrub_report.c */
+/* scrub_report.c: the reports, what is above a bad block, the metrics */
+double now_monotonic(void);
+const char *format_duration(double secs, char *buf, size_t len);
 void on_error(void *data, const struct integrity_scrub_error *e);
 void resolve_owners(struct run *run);
 const char *status_word(int r);
+void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a);
+void above_words(const struct above *a, char *buf, size_t len);
+void report_arrays_json(struct json *j, const struct run *run);
+void report_arrays_human(FILE *out, const struct run *run);
 void report_json_fields(struct json *j, struct run *run, int r);
 void report_human(FILE *out, struct run *run, int r);
 void write_report(FILE *f, void *data);
@@ -135,7 +142,7 @@ int metrics_path(char *buf, size_t len, const char *dir, const char *identity, b
 bool metrics_of(const char *path, const char *identity);
 double previous_last_success(const char *path);
 
-/* scrub_many.c */
+/* scrub_many.c: several targets at once, a library job */
 int scrub_job(struct integrity_scrub_job *job, bool lines);
 int new_job(struct integrity_context *ctx, struct integrity_scrub_job **job, unsigned jobs, uint64_t rate);
 int job_add_target(struct integrity_scrub_job *job, struct integrity_context *ctx, const char *target,
@@ -144,14 +151,7 @@ int scrub_many(const char *const *targets, size_t n, const struct integrity_scru
 	       unsigned jobs, bool lines, uint64_t rate);
 int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool lines, uint64_t rate);
 
-/* scrub_stack.c */
-void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a);
-void above_words(const struct above *a, char *buf, size_t len);
-void load_stack(struct run *run);
-void stack_free(struct run *run);
-void collect_repairs(const struct run *run);
-void report_arrays_json(struct json *j, const struct run *run);
-void report_arrays_human(FILE *out, const struct run *run);
+/* scrub_stack.c: md and dm targets, --repair */
 int scrub_stack(const char *target, const struct integrity_scrub_params *params, unsigned jobs,
 		bool progress_bar, uint64_t rate, struct integrity_scrub_budget *budget);
 

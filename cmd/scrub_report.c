@@ -513,3 +513,105 @@ double previous_last_success(const char *path)
 		}
 	return v;
 }
+
+double now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *format_duration(double secs, char *buf, size_t len)
+{
+	unsigned long t = secs < 0 ? 0 : (unsigned long)(secs + 0.5);
+
+	snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+	return buf;
+}
+
+void above_of(const struct run *run, const struct integrity_scrub_error *e, struct above *a)
+{
+	a->v = NULL;
+	a->n = 0;
+	if (run->disk && integrity_stack_map_above(run->disk, e->lba, &a->v, &a->n) < 0)
+		a->n = 0;
+}
+
+/* "sda1:3048 md0:1000": the chain as one word list. */
+void above_words(const struct above *a, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < a->n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s:%" PRIu64, i ? " " : "", a->v[i].device,
+				       a->v[i].lba);
+}
+
+/* md's bad-block list as one line: "2048+8 4096+8", "-" when empty. */
+static void md_bad_blocks_words(const char *list, char *buf, size_t len)
+{
+	size_t at = 0;
+	unsigned long long sector, count;
+	int used;
+
+	buf[0] = '\0';
+	while (list && sscanf(list, "%llu %llu%n", &sector, &count, &used) == 2 && at < len) {
+		at += (size_t)snprintf(buf + at, len - at, "%s%llu+%llu", at ? " " : "", sector, count);
+		list += used;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+void report_arrays_json(struct json *j, const struct run *run)
+{
+	size_t n = integrity_scrub_report_array_count(run->report, run->at);
+
+	if (!n)
+		return;
+	json_array_begin(j, "arrays");
+	for (size_t i = 0; i < n; i++) {
+		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, run->at, i);
+		json_object_begin(j, NULL);
+		json_string(j, "device", integrity_scrub_report_array_name(run->report, run->at, i));
+		json_string(j, "level", info->level);
+		if (info->mismatch_cnt >= 0)
+			json_u64(j, "mismatch_cnt", (uint64_t)info->mismatch_cnt);
+		if (info->degraded >= 0)
+			json_u64(j, "degraded", (uint64_t)info->degraded);
+		json_array_begin(j, "members");
+		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, run->at, i); k++) {
+			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, run->at, i, k);
+			char bb[512];
+			json_object_begin(j, NULL);
+			json_string(j, "device", m->name);
+			json_u64(j, "slot", m->slot < 0 ? UINT64_MAX : (uint64_t)m->slot);
+			json_string(j, "state", m->state);
+			json_u64(j, "errors", m->errors);
+			md_bad_blocks_words(m->bad_blocks, bb, sizeof(bb));
+			json_string(j, "bad_blocks", strcmp(bb, "-") ? bb : "");
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void report_arrays_human(FILE *out, const struct run *run)
+{
+	for (size_t i = 0; i < integrity_scrub_report_array_count(run->report, run->at); i++) {
+		const struct integrity_md_info *info = integrity_scrub_report_array_info(run->report, run->at, i);
+		fprintf(out, "  %s (%s): mismatch_cnt %lld", integrity_scrub_report_array_name(run->report, run->at, i),
+			info->level, (long long)info->mismatch_cnt);
+		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, run->at, i); k++) {
+			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, run->at, i, k);
+			char bb[512];
+			md_bad_blocks_words(m->bad_blocks, bb, sizeof(bb));
+			fprintf(out, "%s %s errors %" PRIu64 " bad_blocks %s", k ? "," : ";", m->name, m->errors, bb);
+		}
+		fputc('\n', out);
+	}
+}

@@ -456,41 +456,6 @@ static char *under_root(const struct integrity_audit *a, const char *path)
 	return str_printf("%s%s", a->root, path);
 }
 
-/* Read to the end, whatever st_size says (it is 0 for /proc/cmdline);
- * NUL-terminated after size bytes. */
-int audit_read_file(const char *path, char **data, size_t *size, mode_t *mode)
-{
-	struct stat st;
-	_cleanup_close_ int fd = safe_open_read(path, AUDIT_MAX_FILE, 0, &st);
-	_cleanup_free_ char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		if (n == AUDIT_MAX_FILE)
-			return -EFBIG;
-		if (GREEDY_REALLOC(buf, cap, n + 4096 + 1) < 0)
-			return -ENOMEM;
-		size_t want = cap - 1 - n < AUDIT_MAX_FILE - n ? cap - 1 - n : AUDIT_MAX_FILE - n;
-		ssize_t k = read(fd, buf + n, want);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = '\0';
-	*data = buf;
-	buf = NULL;
-	*size = n;
-	if (mode)
-		*mode = st.st_mode & 07777;
-	return 0;
-}
-
 static int add_file(struct integrity_audit *a, const char *path, enum audit_file_kind kind)
 {
 	_cleanup_free_ char *full = kind == AUDIT_CMDLINE ? strdup(path) : under_root(a, path);

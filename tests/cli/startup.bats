@@ -96,7 +96,7 @@ PY
 	# started (…1) and finished (…3), with the caller's place in the source
 	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c01"
 	assert_line "MESSAGE_ID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c03"
-	assert_line --regexp '^CODE_FILE=.*cmd/scrub\.c$'
+	assert_line --regexp '^CODE_FILE=.*cmd/scrub_run\.c$'
 	assert_line "INTEGRITY_DEVICE=data"
 }
 

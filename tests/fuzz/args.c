@@ -12,10 +12,6 @@
 
 #include "fuzz.h"
 
-/* cmd/main.c's, which has main(). */
-struct global_options gopt;
-struct poptOption global_option_table[] = { POPT_TABLEEND };
-
 static void numbers(const char *s)
 {
 	uint64_t v, w;

@@ -11,10 +11,6 @@
 
 #include "fuzz.h"
 
-/* cmd/main.c's, which has main(). */
-struct global_options gopt;
-struct poptOption global_option_table[] = { POPT_TABLEEND };
-
 static struct integrity_part_disk *disk;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -35,7 +35,7 @@ struct run {
 	char **part_names;	/* kernel name per partition number, NULL if none */
 	char **part_stable;
 	unsigned nparts;
-	struct integrity_owners *owners;	/* what each bad block belongs to, or NULL */
+	const struct integrity_owners *owners;	/* the report's: what each bad block belongs to, or NULL */
 	struct integrity_device *disk;	/* the target's whole disk; NULL for an image */
 	/* Once the run ended: its bad blocks up the stack, the md arrays
 	 * above; the run's own, or a job's (entry at). */

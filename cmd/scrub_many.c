@@ -300,7 +300,7 @@ int scrub_job(struct integrity_scrub_job *job, bool lines)
 /* A job of this command's scrubs: the shared rate, the stop's signal. */
 int new_job(struct integrity_context *ctx, struct integrity_scrub_job **job, unsigned jobs, uint64_t rate)
 {
-	struct integrity_scrub_job_params jp = { .jobs = jobs, .rate = rate, .wake_signal = SIGINT };
+	struct integrity_scrub_job_params jp = { .jobs = jobs, .rate = rate, .wake_signal = SIGINT, .owners = true };
 	int r = integrity_scrub_job_new(job, ctx, &jp);
 
 	return r < 0 ? fail(EXIT_FAIL, NULL, r, "cannot scrub") : 0;

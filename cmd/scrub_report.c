@@ -120,39 +120,26 @@ static void journal_owners(struct run *run, const struct integrity_scrub_error *
 }
 #endif
 
-/* After the scrub, once for all its bad blocks: what each belongs to
- * (block devices only), and a journal entry per block that names it. */
+/* After the scrub, once for all its bad blocks: what each belongs to (the
+ * report finds it, for block devices only; a job's workers already did),
+ * and a journal entry per block that names it. */
 void resolve_owners(struct run *run)
 {
-	size_t n;
-	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
-	uint32_t bs = integrity_scrub_block_size(run->scrub);
-	uint64_t base = integrity_scrub_lba_base(run->scrub);
-	struct stat st;
+	int r = 0;
 
-	if (!n || stat(run->target, &st) < 0 || !S_ISBLK(st.st_mode))
+	if (!run->report)
 		return;
-	struct integrity_byte_range *ranges = calloc(n, sizeof(*ranges));
-	if (!ranges)
-		return;
-	/* LBAs numbered from a --seed of one's own are not places on the
-	 * device: nothing to resolve. */
-	uint64_t blocks = integrity_scrub_blocks(run->scrub);
-	for (size_t i = 0; i < n; i++) {
-		if (errs[i].lba < base || errs[i].lba - base > blocks || errs[i].count > blocks - (errs[i].lba - base)) {
-			free(ranges);
-			return;
-		}
-		ranges[i] = (struct integrity_byte_range){ (errs[i].lba - base) * bs, errs[i].count * bs };
-	}
-	int r = integrity_owners_resolve(run->ctx, run->target, ranges, n, 0, &run->owners);
-	free(ranges);
+	if (run->own_report)
+		r = integrity_scrub_report_resolve_owners(run->report, run->at);
+	run->owners = integrity_scrub_report_owners(run->report, run->at, r ? NULL : &r);
 	if (r < 0) {
 		warnx_obj(run->target, "cannot tell what the bad blocks belong to: %s", strerror(-r));
 		return;
 	}
 #ifdef HAVE_LIBSYSTEMD
-	for (size_t i = 0; i < n; i++)
+	size_t n;
+	const struct integrity_scrub_error *errs = integrity_scrub_errors(run->scrub, &n);
+	for (size_t i = 0; run->owners && i < n; i++)
 		journal_owners(run, &errs[i], i);
 #endif
 }

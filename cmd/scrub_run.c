@@ -325,7 +325,6 @@ void run_close(struct run *run)
 	if (run->own_report)
 		integrity_scrub_report_free(run->report);
 	run->report = NULL;
-	integrity_owners_free(run->owners);
 	run->owners = NULL;
 	if (!run->in_job)
 		integrity_scrub_free(run->scrub);	/* else the job's */

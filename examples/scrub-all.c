@@ -2,7 +2,8 @@
 /*
  * scrub-all: scrub every disk with an integrity profile, or the targets
  * given (disks, partitions, md and dm devices, images), through
- * libintegrity's public API alone, and print the report as JSON.
+ * libintegrity's public API alone, and print the report as JSON, with
+ * what each bad block belongs to.
  *
  *   scrub-all [--sysfs-root DIR] [--format PROFILE] [TARGET...]
  *
@@ -33,11 +34,29 @@ static void string(const char *key, const char *s)
 	putchar('"');
 }
 
+/* What record i's blocks belong to: a file's path, metadata, free space. */
+static void files_json(const struct integrity_owners *owners, size_t i)
+{
+	fputs(",\"files\":[", stdout);
+	for (size_t k = 0; k < integrity_owners_count(owners, i); k++) {
+		const struct integrity_owner *w = integrity_owners_get(owners, i, k);
+		printf("%s{", k ? "," : "");
+		if (w->kind == INTEGRITY_OWNER_FILE || w->kind == INTEGRITY_OWNER_METADATA)
+			string(w->kind == INTEGRITY_OWNER_FILE ? "path" : "metadata",
+			       w->kind == INTEGRITY_OWNER_FILE ? w->path : w->metadata);
+		else
+			printf("\"%s\":true", w->kind == INTEGRITY_OWNER_FREE ? "free" : "unknown");
+		putchar('}');
+	}
+	putchar(']');
+}
+
 static void error_json(const struct integrity_scrub_report *rep, size_t t, size_t i,
 		       const struct integrity_scrub_error *e)
 {
 	size_t n;
 	const struct integrity_stack_place *above = integrity_scrub_report_above(rep, t, i, &n);
+	const struct integrity_owners *owners = integrity_scrub_report_owners(rep, t, NULL);
 
 	printf("{\"lba\":%" PRIu64 ",\"count\":%" PRIu64 ",", e->lba, e->count);
 	string("kind", integrity_scrub_error_kind_name(e->kind));
@@ -58,6 +77,8 @@ static void error_json(const struct integrity_scrub_report *rep, size_t t, size_
 		}
 		putchar(']');
 	}
+	if (owners)
+		files_json(owners, i);
 	putchar('}');
 }
 
@@ -69,7 +90,7 @@ static const char *status(int r)
 int main(int argc, char **argv)
 {
 	struct integrity_scrub_params params = { 0 };
-	struct integrity_scrub_job_params jp = { 0 };
+	struct integrity_scrub_job_params jp = { .owners = true };
 	struct integrity_scrub_job_callbacks cb = { 0 };
 	struct integrity_context *ctx;
 	struct integrity_scrub_job *job;
@@ -126,7 +147,10 @@ int main(int argc, char **argv)
 				putchar(',');
 			error_json(rep, t, k, &errs[k]);
 		}
-		fputs("]}", stdout);
+		putchar(']');
+		if (integrity_scrub_report_owners(rep, t, NULL))
+			printf(",\"damaged_files\":%zu", integrity_owners_damaged_files(integrity_scrub_report_owners(rep, t, NULL)));
+		putchar('}');
 		if (res < 0 && res != -EINTR && res != -ETIME)
 			code = 3;
 		else if (code == 0 && (p->bad_blocks || p->io_errors))

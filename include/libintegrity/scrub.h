@@ -199,6 +199,7 @@ int integrity_scrub_target_block_size_sized(struct integrity_context *ctx,
  * with their counters as they are after the run.  Every front end renders
  * the same report. */
 struct integrity_scrub_report;
+struct integrity_owners;
 
 int integrity_scrub_report_new(struct integrity_scrub_report **report);
 void integrity_scrub_report_free(struct integrity_scrub_report *report);
@@ -234,6 +235,18 @@ size_t integrity_scrub_report_array_member_count(const struct integrity_scrub_re
 const struct integrity_md_member *integrity_scrub_report_array_member(const struct integrity_scrub_report *report,
 								      size_t target, size_t i, size_t k);
 
+/* What each bad block of the target belongs to (files and the offsets in
+ * them, file-system metadata, free space; integrity_owners_resolve()),
+ * range i for bad-block record i.  Found once, by the first call, which
+ * returns 0 or -errno; only a block device's blocks are looked up (an
+ * image, or LBAs numbered from a seed of one's own, have none).  A job
+ * whose params ask for owners has them found as each target ends. */
+int integrity_scrub_report_resolve_owners(struct integrity_scrub_report *report, size_t target);
+/* The owners found, or NULL (none looked for, none found, or an error: its
+ * -errno in *err when err is not NULL). */
+const struct integrity_owners *integrity_scrub_report_owners(const struct integrity_scrub_report *report,
+							     size_t target, int *err);
+
 /* Targets of a report that did not run: not opened (integrity_scrub_new
  * failed; its -errno is the result) or never started (a stop came first:
  * -ECANCELED). */
@@ -251,6 +264,9 @@ struct integrity_scrub_job_params {
 	 * worker when should_stop first says so: one waiting for a target's
 	 * lock (params.wait) sees the stop at once.  0: none. */
 	int wake_signal;
+	/* Find what each target's bad blocks belong to as its run ends, in
+	 * its worker (integrity_scrub_report_owners). */
+	bool owners;
 };
 
 struct integrity_scrub_job_callbacks {

@@ -302,6 +302,8 @@ static void scrub_item(struct integrity_scrub_job *job, struct job_item *it)
 		r = integrity_scrub_run(s, &it->cbs);
 	}
 	job_report_fill(job->report, it->index, s, r);
+	if (s && job->params.owners)
+		job_report_owners(job->report, it->index);
 	if (cb->finished)
 		cb->finished(cb->data, it->index, job->report);
 }

@@ -54,6 +54,9 @@ struct job_target {
 	size_t ntotals;
 	struct job_array *arrays;
 	size_t narrays;
+	struct integrity_owners *owners;	/* range i: bad-block record i */
+	int owners_err;
+	bool owners_done;
 };
 
 struct integrity_scrub_report {
@@ -66,6 +69,9 @@ struct integrity_scrub_report {
 int job_report_reserve(struct integrity_scrub_report *report, const char *const *targets, size_t n);
 int job_report_fill(struct integrity_scrub_report *report, size_t i, const struct integrity_scrub *scrub,
 		    int result);
+
+/* What entry i's bad blocks belong to, found once: 0 or -errno. */
+int job_report_owners(struct integrity_scrub_report *report, size_t i);
 
 /* ---------------------------------------------------------------- jobs */
 

@@ -2,6 +2,8 @@
 /* Reports: scrubs that have run, their bad blocks up the stack. */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "internal.h"
 #include "scrub.h"
 #include "job.h"
@@ -142,6 +144,7 @@ static void target_free(struct job_target *t)
 		free(t->arrays[i].members);
 	}
 	free(t->arrays);
+	integrity_owners_free(t->owners);
 	free(t->disk);
 	free(t->target);
 }
@@ -371,4 +374,63 @@ integrity_scrub_report_array_member(const struct integrity_scrub_report *report,
 	const struct job_array *a = array_at(report, target, i);
 
 	return a && k < a->nmembers ? &a->members[k] : NULL;
+}
+
+/* ------------------------------------------------------------------ owners */
+
+static int resolve_owners(struct job_target *t)
+{
+	const struct integrity_scrub *s = t->scrub;
+	size_t n;
+	const struct integrity_scrub_error *errs = s ? integrity_scrub_errors(s, &n) : NULL;
+	struct stat st;
+
+	/* Only a block device's blocks belong to something on it. */
+	if (!errs || !n || !s->dev || stat(s->target, &st) < 0 || !S_ISBLK(st.st_mode))
+		return 0;
+	uint32_t bs = integrity_scrub_block_size(s);
+	uint64_t base = integrity_scrub_lba_base(s), blocks = integrity_scrub_blocks(s);
+	struct integrity_byte_range *ranges = calloc(n, sizeof(*ranges));
+	if (!ranges)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		/* LBAs numbered from a --seed of one's own are not places on
+		 * the device: nothing to resolve. */
+		if (errs[i].lba < base || errs[i].lba - base > blocks || errs[i].count > blocks - (errs[i].lba - base)) {
+			free(ranges);
+			return 0;
+		}
+		ranges[i] = (struct integrity_byte_range){ (errs[i].lba - base) * bs, errs[i].count * bs };
+	}
+	int r = integrity_owners_resolve(s->ctx, s->target, ranges, n, 0, &t->owners);
+	free(ranges);
+	return r;
+}
+
+int job_report_owners(struct integrity_scrub_report *report, size_t i)
+{
+	struct job_target *t = report && i < report->n ? &report->v[i] : NULL;
+
+	if (!t)
+		return -EINVAL;
+	if (!t->owners_done) {
+		t->owners_err = resolve_owners(t);
+		t->owners_done = true;
+	}
+	return t->owners_err;
+}
+
+INTEGRITY_EXPORT int integrity_scrub_report_resolve_owners(struct integrity_scrub_report *report, size_t target)
+{
+	return job_report_owners(report, target);
+}
+
+INTEGRITY_EXPORT const struct integrity_owners *
+integrity_scrub_report_owners(const struct integrity_scrub_report *report, size_t target, int *err)
+{
+	const struct job_target *t = target_at(report, target);
+
+	if (err)
+		*err = t && t->owners_done ? t->owners_err : 0;
+	return t ? t->owners : NULL;
 }

@@ -12,6 +12,7 @@ setup() {
 }
 
 teardown() {
+	[ ! -d m ] || umount m 2>/dev/null || true
 	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
 	[ -z "${loop2:-}" ] || losetup -d "$loop2"
 }
@@ -19,13 +20,14 @@ teardown() {
 # The fields both print, timing left out; the command's report of one
 # target is the target's object itself.
 common='[(if .devices then .devices[] else . end) | {target, identity, method, protection, block_size, status, blocks_checked, bad_blocks,
-	io_errors, errors: [.errors[]? | {lba, count, kind, tag, expected, found, device, above}]}]'
+	io_errors, damaged_files, errors: [.errors[]? | {lba, count, kind, tag, expected, found, device, above,
+	files: (if .files then [.files[] | {path, metadata, free, unknown}] else null end)}]}]'
 
 same_as_command() {
-	run --separate-stderr "$example" "$@"
+	run --separate-stderr ${preload:+env "${preload[@]}"} "$example" "$@"
 	example_status=$status
 	example_json=$output
-	run --separate-stderr ictl scrub -J --no-state --progress never "$@"
+	run --separate-stderr ${preload:+env "${preload[@]}"} "$INTEGRITYCTL" scrub -J --no-state --progress never "$@"
 	[ "$status" -eq "$example_status" ]
 	[ "$(jq -cS "$common" <<<"$example_json")" = "$(jq -cS "$common" <<<"$output")" ]
 }
@@ -60,4 +62,26 @@ same_as_command() {
 	run --separate-stderr ictl scrub -J --all --no-state --progress never
 	[ "$status" -eq "$example_status" ]
 	[ "$(jq -cS "$common" <<<"$example_json")" = "$(jq -cS "$common" <<<"$output")" ]
+}
+
+@test "scrub-all: what the bad blocks of a mounted ext4 belong to, as the command names them" {
+	require_root
+	command -v mkfs.ext4 >/dev/null && command -v filefrag >/dev/null || skip "needs e2fsprogs"
+	use_fault_layer
+	random_file disk 33554432 44
+	loopdev=$(losetup -f --show disk)
+	mkfs.ext4 -q -F -b 4096 "$loopdev"
+	mkdir m
+	mount "$loopdev" m
+	random_file m/victim 65536 45
+	sync
+	# The device's LBA of the victim's byte 8192, from its extent list.
+	lba=$(filefrag -v -b512 m/victim | awk '$1 == "0:" { print $4 + 16; exit }')
+	[ -n "$lba" ]
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	preload=(LD_PRELOAD="$fault_lib" FAULT_FILE="$loopdev" FAULT_NO_URING=1 FAULT_EIO="$((lba * 512))+512")
+	same_as_command "$loopdev"
+	[ "$example_status" -eq 1 ]
+	[ "$(jq -r '.devices[0].errors[0].files[0].path' <<<"$example_json")" = "$PWD/m/victim" ]
+	[ "$(jq '.devices[0].damaged_files' <<<"$example_json")" -eq 1 ]
 }

@@ -13,7 +13,7 @@
 
 /* The library defines the 0.1 partition calls under their own names. */
 #define LIBINTEGRITY_PART_UNSIZED
-#include "libintegrity.h"
+#include "libintegrity/base.h"
 #include "util/alloc.h"
 #include "util/macro.h"
 #include "util/parse.h"

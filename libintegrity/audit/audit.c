@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "audit_int.h"
+#include "libintegrity/naming.h"
 #include "device.h"
 #include "scrub.h"
 #include "util/safefile.h"

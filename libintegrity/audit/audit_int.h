@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "util/strv.h"
+#include "libintegrity/audit.h"
 
 /* Lines longer than this are not parsed (no file the audit reads has any). */
 #define AUDIT_MAX_LINE 8192

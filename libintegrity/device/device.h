@@ -8,6 +8,8 @@
 
 #include "internal.h"
 #include "sysfs.h"
+#include "libintegrity/device.h"
+#include "libintegrity/stack.h"
 
 struct udev;
 

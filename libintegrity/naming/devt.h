@@ -10,6 +10,7 @@
 #include "device.h"
 #include "udevnames.h"
 #include "util/strv.h"
+#include "libintegrity/naming.h"
 
 /* Sorted by link kind, then by name; duplicates dropped. */
 void strv_sort_links(struct strv *s);

@@ -7,6 +7,7 @@
 #include <ext2fs/ext2fs.h>
 
 #include "device.h"
+#include "libintegrity/owners.h"
 
 struct owner_list {
 	struct integrity_owner *v;

@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "sysfs.h"
 #include "util/fileio.h"
+#include "libintegrity/part.h"
 
 #define KERNEL_SECTOR 512u
 /* How long to wait for another program's lock on the disk (udev probing). */

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "internal.h"
+#include "part.h"
 
 /* The library's error record out to the caller's, as long as the caller's. */
 static int error_out(struct integrity_part_error *err, size_t err_size, const struct integrity_part_error *e,

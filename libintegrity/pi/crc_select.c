@@ -12,6 +12,7 @@
 
 #include "crc.h"
 #include "internal.h"
+#include "libintegrity/pi.h"
 
 static const struct crc_impl *crc_active;
 static pthread_once_t select_once = PTHREAD_ONCE_INIT;

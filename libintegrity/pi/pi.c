@@ -10,6 +10,7 @@
 
 #include "crc.h"
 #include "internal.h"
+#include "libintegrity/pi.h"
 
 struct integrity_profile {
 	const char *name;

@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "libintegrity/scrub.h"
 
 /* The devices above one bad-block record, nearest first. */
 struct job_chain {

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "scrub.h"
 #include "job.h"
+#include "libintegrity/owners.h"
 
 /* ------------------------------------------------------ devices above */
 

@@ -17,6 +17,7 @@
 
 #include "device.h"
 #include "internal.h"
+#include "libintegrity/scrub.h"
 
 /* ------------------------------------------------------------ bad blocks */
 

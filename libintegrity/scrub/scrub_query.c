@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "internal.h"
+#include "scrub.h"
 
 /* The rule integrity_scrub_new follows: the interval given by hand, else
  * the device's logical block size (512 for an image). */

@@ -73,6 +73,10 @@ ictl_json md0 integrityctl scrub -J --no-state /dev/md0
 echo "CORRECTED \$(dmesg | grep -c 'read error corrected')"
 ictl_json md1 integrityctl scrub -J --no-state /dev/md1
 ictl_json lin1 integrityctl scrub -J --no-state lin1
+command -v scrub-all >/dev/null || vm_fail "scrub-all (examples/) is not staged: run without --destdir"
+ictl_json ex_md0 scrub-all /dev/md0
+ictl_json ex_lin1 scrub-all /dev/mapper/lin1
+ictl_json cmd_lin1 integrityctl scrub -J --no-state --progress never /dev/mapper/lin1
 integrityctl scrub --no-state --progress never /dev/md0 | sed 's/^/TEXT /'
 ictl_json all integrityctl scrub -J --no-state --all
 ictl_json hostmd integrityctl scrub -J --no-state --method host --app-tag 0 /dev/md0
@@ -118,6 +122,20 @@ EOF
 	expect_eq "lin1: both faults, each with its dm device" \
 		"$(jq -c '[.[].errors[] | [.lba, (.above | map([.device, .lba]))]]' <<<"$j")" \
 		"[[2825,[[\"$lin1\",777]]],[16484,[[\"$crypt1\",100]]]]"
+
+	# The example program's report, through the public API alone, is the
+	# command's: the md RAID1's members, the dm-linear's namespace.
+	local common='[(if .devices then .devices[] else . end) | {target, identity, method, protection, block_size,
+		status, blocks_checked, bad_blocks, io_errors, errors: [.errors[]? | {lba, count, kind, tag, expected,
+		found, device, above}]}]'
+	expect_eq "example md0: exit" "$(vm_json_status ex_md0)" "$(vm_json_status md0)"
+	expect_eq "example md0: the command's report" "$(vm_json ex_md0 | jq -cS "$common")" \
+		"$(vm_json md0 | jq -cS "$common")"
+	expect_eq "example md0: both members" "$(vm_json ex_md0 | jq '.devices | length')" 2
+	expect_eq "example lin1: exit" "$(vm_json_status ex_lin1)" "$(vm_json_status cmd_lin1)"
+	expect_eq "example lin1: the command's report" "$(vm_json ex_lin1 | jq -cS "$common")" \
+		"$(vm_json cmd_lin1 | jq -cS "$common")"
+	expect_eq "example lin1: both faults" "$(vm_json ex_lin1 | jq '[.devices[].errors[]] | length')" 2
 
 	# --all scrubs the namespaces, never md or dm themselves.
 	expect_eq "--all: targets" "$(docs all | jq -r '.[].target' | grep -c -E '/dev/(md|dm-)')" 0

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "stackname.h"
 #include "util/strv.h"
 
@@ -712,4 +713,24 @@ int device_identity(const struct integrity_device *dev, char *buf, size_t len)
 		if (sysfs_read(dev->diskdir, sources[i].attr, value, sizeof(value)) > 0)
 			return path_printf(buf, len, "%s%s%s", sources[i].prefix, value, part);
 	return path_printf(buf, len, "name:%s", dev->name);
+}
+
+struct integrity_context *device_ctx(const struct integrity_device *dev)
+{
+	return dev->ctx;
+}
+
+const char *device_dir(const struct integrity_device *dev)
+{
+	return dev->dir;
+}
+
+const char *device_disk_dir(const struct integrity_device *dev)
+{
+	return dev->diskdir;
+}
+
+dev_t device_devnum(const struct integrity_device *dev)
+{
+	return dev->devnum;
 }

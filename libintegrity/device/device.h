@@ -19,25 +19,13 @@ struct integrity_context {
 	struct udev *udev;	/* NULL when not live */
 };
 
-struct integrity_device {
-	struct integrity_context *ctx;
-	char name[NAME_MAX + 1];
-	char disk[NAME_MAX + 1];
-	char dir[PATH_MAX];	/* the device's sysfs directory */
-	char diskdir[PATH_MAX];	/* its disk's: <root>/block/<disk> */
-	dev_t devnum;
-	unsigned partno;
-	unsigned lbs;
-	uint64_t size;
-	char transport[16];
-	char *stable;
-	bool stable_done;
-	/* A listing's snapshot, shared by a disk and its partitions. */
-	struct integrity_kernel_state state;
-	bool state_valid;
-	char wwid_name[256];	/* by-id name from the disk's WWID, "" if none */
-	bool wwid_done;
-};
+/* What other layers may know of a device beyond the public accessors:
+ * its context, its sysfs directory and its disk's, its device number.
+ * struct integrity_device itself is private to device/ (device_int.h). */
+struct integrity_context *device_ctx(const struct integrity_device *dev);
+const char *device_dir(const struct integrity_device *dev);
+const char *device_disk_dir(const struct integrity_device *dev);
+dev_t device_devnum(const struct integrity_device *dev);
 
 
 /* <disk>/device/scsi_disk/<H:C:T:L>, for SCSI disks. */

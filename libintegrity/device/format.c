@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "format_encode.h"
 #include "format_plan.h"
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "format_encode.h"
 #include "format_plan.h"
 #include "inuse.h"

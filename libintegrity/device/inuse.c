@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "inuse.h"
 #include "util/strv.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "device_int.h"
 
 static int open_namespace(const char *disk)
 {

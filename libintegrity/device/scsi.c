@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "device_int.h"
 
 /* The host number from the disk's place in the device tree (.../hostN/...). */
 static int scsi_host_number(const struct integrity_device *dev)

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "stackname.h"
 #include "util/strv.h"
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "internal.h"
 #include "stackmap.h"
 

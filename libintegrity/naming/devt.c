@@ -307,12 +307,12 @@ static uint64_t read_diskseq(const struct integrity_device *dev)
 {
 	uint64_t seq = 0;
 
-	if (sysfs_read_u64(dev->diskdir, "diskseq", &seq) == 0)
+	if (sysfs_read_u64(device_disk_dir(dev), "diskseq", &seq) == 0)
 		return seq;
-	if (!dev->ctx->live)
+	if (!device_ctx(dev)->live)
 		return 0;
 	char node[PATH_MAX];
-	if (path_printf(node, sizeof(node), "/dev/%s", dev->disk) < 0)
+	if (path_printf(node, sizeof(node), "/dev/%s", integrity_device_disk_name(dev)) < 0)
 		return 0;
 	_cleanup_close_ int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || ioctl(fd, BLKGETDISKSEQ, &seq) < 0)
@@ -328,19 +328,19 @@ static bool udev_record_matches(struct udev_device *u, const struct integrity_de
 	const char *v;
 	uint64_t x;
 
-	if (dev->partno) {
+	if (integrity_device_partno(dev)) {
 		char buf[32];
 		if ((v = udev_device_get_property_value(u, "ID_PART_ENTRY_NUMBER")) &&
-		    strtoull(v, NULL, 10) != dev->partno)
+		    strtoull(v, NULL, 10) != integrity_device_partno(dev))
 			return false;
 		if ((v = udev_device_get_property_value(u, "ID_PART_ENTRY_OFFSET")) &&
-		    sysfs_read_u64(dev->dir, "start", &x) == 0 && strtoull(v, NULL, 10) != x)
+		    sysfs_read_u64(device_dir(dev), "start", &x) == 0 && strtoull(v, NULL, 10) != x)
 			return false;
 		if ((v = udev_device_get_property_value(u, "ID_PART_ENTRY_SIZE")) &&
-		    sysfs_read_u64(dev->dir, "size", &x) == 0 && strtoull(v, NULL, 10) != x)
+		    sysfs_read_u64(device_dir(dev), "size", &x) == 0 && strtoull(v, NULL, 10) != x)
 			return false;
 		if ((v = udev_device_get_property_value(u, "ID_PART_ENTRY_DISK")) &&
-		    sysfs_read(dev->diskdir, "dev", buf, sizeof(buf)) > 0 && strcmp(v, buf) != 0)
+		    sysfs_read(device_disk_dir(dev), "dev", buf, sizeof(buf)) > 0 && strcmp(v, buf) != 0)
 			return false;
 		if (truth && truth->probed) {
 			v = udev_device_get_property_value(u, "ID_PART_ENTRY_UUID");
@@ -401,7 +401,7 @@ static int push_udev_identity(struct udev_device *u, struct integrity_resolve *r
 static int apply_udev(const struct integrity_device *dev, const struct probe_truth *truth,
 		      struct integrity_resolve *res)
 {
-	struct udev_device *u = udev_device_new_from_devnum(dev->ctx->udev, 'b', dev->devnum);
+	struct udev_device *u = udev_device_new_from_devnum(device_ctx(dev)->udev, 'b', device_devnum(dev));
 	struct udev_list_entry *e;
 	int r = 0;
 
@@ -446,19 +446,19 @@ INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev
 	*resp = NULL;
 	if (!res)
 		return -ENOMEM;
-	path_printf(res->name, sizeof(res->name), "%s", dev->name);
-	path_printf(res->disk, sizeof(res->disk), "%s", dev->disk);
-	res->major = major(dev->devnum);
-	res->minor = minor(dev->devnum);
-	res->partno = dev->partno;
+	path_printf(res->name, sizeof(res->name), "%s", integrity_device_name(dev));
+	path_printf(res->disk, sizeof(res->disk), "%s", integrity_device_disk_name(dev));
+	res->major = major(device_devnum(dev));
+	res->minor = minor(device_devnum(dev));
+	res->partno = integrity_device_partno(dev);
 	res->diskseq = read_diskseq(dev);
 	res->source = INTEGRITY_SOURCE_PROBE;
 
-	if (dev->ctx->live)
+	if (device_ctx(dev)->live)
 		udev_blkid_probe(dev, &truth);
 	struct udev_names out = { &res->links, &res->wwns, &res->serials };
-	r = udev_names_compute(dev, res->diskseq, dev->ctx->live ? &truth : NULL, &out);
-	if (r == 0 && dev->ctx->live && dev->ctx->udev && !(flags & INTEGRITY_RESOLVE_NO_UDEV))
+	r = udev_names_compute(dev, res->diskseq, device_ctx(dev)->live ? &truth : NULL, &out);
+	if (r == 0 && device_ctx(dev)->live && device_ctx(dev)->udev && !(flags & INTEGRITY_RESOLVE_NO_UDEV))
 		r = apply_udev(dev, &truth, res);
 	probe_truth_clear(&truth);
 	if (r == 0)
@@ -481,11 +481,11 @@ INTEGRITY_EXPORT int integrity_resolve_device_links(const struct integrity_devic
 	*resp = NULL;
 	if (!res)
 		return -ENOMEM;
-	path_printf(res->name, sizeof(res->name), "%s", dev->name);
-	path_printf(res->disk, sizeof(res->disk), "%s", dev->disk);
-	res->major = major(dev->devnum);
-	res->minor = minor(dev->devnum);
-	res->partno = dev->partno;
+	path_printf(res->name, sizeof(res->name), "%s", integrity_device_name(dev));
+	path_printf(res->disk, sizeof(res->disk), "%s", integrity_device_disk_name(dev));
+	res->major = major(device_devnum(dev));
+	res->minor = minor(device_devnum(dev));
+	res->partno = integrity_device_partno(dev);
 	res->diskseq = read_diskseq(dev);
 	res->source = INTEGRITY_SOURCE_UDEV;
 	for (size_t i = 0; i < nlinks && r == 0; i++)

@@ -210,19 +210,19 @@ INTEGRITY_EXPORT int integrity_policy_lookup(const struct integrity_policy *pol,
 	int matched = 0;
 
 	*read_verify = *write_generate = -1;
-	if (dev->partno)
+	if (integrity_device_partno(dev))
 		return -EINVAL;
-	if (sysfs_read(dev->diskdir, "device/model", model, sizeof(model)) > 0)
+	if (sysfs_read(device_disk_dir(dev), "device/model", model, sizeof(model)) > 0)
 		trim(model);
 	char *m = model + strspn(model, " \t");
 	for (size_t i = 0; i < pol->n; i++) {
 		const struct section *sec = &pol->sections[i];
 		bool ok = true;
-		if (sec->match[MATCH_NAME] && !glob_matches(sec->match[MATCH_NAME], dev->name))
+		if (sec->match[MATCH_NAME] && !glob_matches(sec->match[MATCH_NAME], integrity_device_name(dev)))
 			ok = false;
 		if (ok && sec->match[MATCH_MODEL] && !glob_matches(sec->match[MATCH_MODEL], m))
 			ok = false;
-		if (ok && sec->match[MATCH_TRANSPORT] && !glob_matches(sec->match[MATCH_TRANSPORT], dev->transport))
+		if (ok && sec->match[MATCH_TRANSPORT] && !glob_matches(sec->match[MATCH_TRANSPORT], integrity_device_transport(dev)))
 			ok = false;
 		if (ok && sec->match[MATCH_STABLE]) {
 			bool any = false;

@@ -550,11 +550,11 @@ int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 
 	memset(t, 0, sizeof(*t));
 	/* udev does not probe these at all. */
-	if (match_any(dev->name, "sr*|mmcblk[0-9]boot[0-9]")) {
+	if (match_any(integrity_device_name(dev), "sr*|mmcblk[0-9]boot[0-9]")) {
 		t->probed = true;
 		return 0;
 	}
-	if (path_printf(node, sizeof(node), "/dev/%s", dev->name) < 0)
+	if (path_printf(node, sizeof(node), "/dev/%s", integrity_device_name(dev)) < 0)
 		return -ENAMETOOLONG;
 	/* The kernel writes '/' in a name as '!' (cciss!c0d0). */
 	for (char *c = node; *c; c++)
@@ -654,7 +654,7 @@ static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, st
 	char vendor[64] = "", wwid[256], serial[256];
 	int r;
 
-	sysfs_read(dev->diskdir, "device/vendor", vendor, sizeof(vendor));
+	sysfs_read(device_disk_dir(dev), "device/vendor", vendor, sizeof(vendor));
 	for (size_t n = strlen(vendor); n && isspace((unsigned char)vendor[n - 1]);)
 		vendor[--n] = '\0';
 	bool ata = strcmp(vendor, "ATA") == 0;
@@ -662,7 +662,7 @@ static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, st
 	/* The unit serial number (VPD 0x80), for SERIAL= keys. */
 	uint8_t pg80[256];
 	char path[PATH_MAX];
-	path_printf(path, sizeof(path), "%s/device/vpd_pg80", dev->diskdir);
+	path_printf(path, sizeof(path), "%s/device/vpd_pg80", device_disk_dir(dev));
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, pg80, sizeof(pg80)) : -1;
 	if (n > 4) {
@@ -676,7 +676,7 @@ static int scsi_ids(const struct integrity_device *dev, struct disk_ids *ids, st
 			return r;
 	}
 
-	if (sysfs_read(dev->diskdir, "device/wwid", wwid, sizeof(wwid)) <= 0 ||
+	if (sysfs_read(device_disk_dir(dev), "device/wwid", wwid, sizeof(wwid)) <= 0 ||
 	    strncmp(wwid, "naa.", 4) != 0)
 		return 0;
 	const char *hex = wwid + 4;
@@ -739,10 +739,10 @@ bool udev_names_apply(const struct integrity_device *dev)
 {
 	char path[PATH_MAX];
 
-	if (!match_any(dev->name, "loop*|mmcblk*[0-9]|msblk*[0-9]|mspblk*[0-9]|nvme*|sd*|sr*|vd*|xvd*|"
+	if (!match_any(integrity_device_name(dev), "loop*|mmcblk*[0-9]|msblk*[0-9]|mspblk*[0-9]|nvme*|sd*|sr*|vd*|xvd*|"
 				  "bcache*|cciss*|dasd*|ubd*|ubi*|scm*|pmem*|nbd*|zd*"))
 		return false;
-	path_printf(path, sizeof(path), "%s/whole_disk", dev->dir);
+	path_printf(path, sizeof(path), "%s/whole_disk", device_dir(dev));
 	return access(path, F_OK) != 0;
 }
 
@@ -750,16 +750,16 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 		       const struct probe_truth *truth, struct udev_names *out)
 {
 	struct strv *links = out->links;
-	const char *name = dev->name, *num = sysnum_of(name);
-	bool part = dev->partno > 0;
+	const char *name = integrity_device_name(dev), *num = sysnum_of(name);
+	bool part = integrity_device_partno(dev) > 0;
 	char top[PATH_MAX], devpath[PATH_MAX], diskpath[PATH_MAX];
 	char v[512], w[512];
 	int r = 0;
 
 	if (!udev_names_apply(dev))
 		return 0;
-	path_printf(top, sizeof(top), "%s/devices", dev->ctx->root);
-	if (!realpath(dev->dir, devpath) || !realpath(dev->diskdir, diskpath))
+	path_printf(top, sizeof(top), "%s/devices", device_ctx(dev)->root);
+	if (!realpath(device_dir(dev), devpath) || !realpath(device_disk_dir(dev), diskpath))
 		return 0;
 	struct disk_ids ids = { 0 };
 
@@ -825,7 +825,7 @@ int udev_names_compute(const struct integrity_device *dev, uint64_t diskseq,
 	}
 
 	/* MMC: the card's name and serial. */
-	if (fnmatch("mmcblk[0-9]", dev->disk, 0) == 0 && (!part || fnmatch("mmcblk[0-9]p[0-9]*", name, 0) == 0)) {
+	if (fnmatch("mmcblk[0-9]", integrity_device_disk_name(dev), 0) == 0 && (!part || fnmatch("mmcblk[0-9]p[0-9]*", name, 0) == 0)) {
 		char cur[PATH_MAX], s[64], card_name[128];
 		path_printf(cur, sizeof(cur), "%s", diskpath);
 		while (dev_parent(top, cur, cur)) {

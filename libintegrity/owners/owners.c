@@ -115,7 +115,7 @@ static void find_holder(const struct integrity_device *dev, char *out, size_t le
 	struct strv holders = { 0 };
 
 	out[0] = '\0';
-	if (sysfs_read_links(dev->dir, "holders", &holders) == 0 && holders.n)
+	if (sysfs_read_links(device_dir(dev), "holders", &holders) == 0 && holders.n)
 		snprintf(out, len, "%s", holders.v[0]);
 	strv_clear(&holders);
 }
@@ -134,9 +134,9 @@ static int fs_entry_new(struct integrity_owners *o, const struct integrity_devic
 		return -ENOMEM;
 	}
 	o->fs[o->nfs++] = fs;
-	fs->devnum = dev->devnum;
-	fs->size = dev->size;
-	if ((r = path_printf(node, sizeof(node), "/dev/%s", dev->name)) < 0)
+	fs->devnum = device_devnum(dev);
+	fs->size = integrity_device_size(dev);
+	if ((r = path_printf(node, sizeof(node), "/dev/%s", integrity_device_name(dev))) < 0)
 		return r;
 	for (char *c = node; *c; c++)
 		if (*c == '!')
@@ -188,7 +188,7 @@ static int resolve_above(struct integrity_context *ctx, struct integrity_owners 
 {
 	struct up_device *ups = NULL;
 	size_t nups = 0, ups_cap = 0;
-	uint64_t lbs = dev->lbs ? dev->lbs : 512;
+	uint64_t lbs = integrity_device_logical_block_size(dev) ? integrity_device_logical_block_size(dev) : 512;
 	int r = 0;
 
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -423,7 +423,7 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < nranges; i++)
-		if (!ranges[i].length || ranges[i].offset > dev->size || ranges[i].length > dev->size - ranges[i].offset) {
+		if (!ranges[i].length || ranges[i].offset > integrity_device_size(dev) || ranges[i].length > integrity_device_size(dev) - ranges[i].offset) {
 			integrity_device_free(dev);
 			return -EINVAL;
 		}
@@ -444,12 +444,13 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 		memcpy(o->ranges, ranges, nranges * sizeof(*ranges));
 	/* A whole disk: each partition is a region of its own (the kernel's
 	 * partitions, as the scrub names them); the rest is the disk's. */
-	if (!dev->partno && (r = integrity_device_list(ctx, &all, &nall)) == 0) {
+	if (!integrity_device_partno(dev) && (r = integrity_device_list(ctx, &all, &nall)) == 0) {
 		for (size_t i = 0; i < nall; i++) {
 			uint64_t start, size;
-			if (!all[i]->partno || strcmp(all[i]->disk, dev->disk) != 0 ||
-			    sysfs_read_u64(all[i]->dir, "start", &start) < 0 ||
-			    sysfs_read_u64(all[i]->dir, "size", &size) < 0)
+			if (!integrity_device_partno(all[i]) ||
+			    strcmp(integrity_device_disk_name(all[i]), integrity_device_disk_name(dev)) != 0 ||
+			    sysfs_read_u64(device_dir(all[i]), "start", &start) < 0 ||
+			    sysfs_read_u64(device_dir(all[i]), "size", &size) < 0)
 				continue;
 			void *v = reallocarray(regions, nregions + 1, sizeof(*regions));
 			if (!v) {

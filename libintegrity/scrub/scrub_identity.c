@@ -39,10 +39,10 @@ static int loop_identity(const struct integrity_device *dev, int fd, char *buf, 
 	/* Without the ioctl: the backing file's path, device and inode. */
 	uint64_t offset = 0, sizelimit = 0;
 	struct stat st;
-	if (!read_attr(dev->diskdir, "loop/backing_file", file, sizeof(file)))
+	if (!read_attr(device_disk_dir(dev), "loop/backing_file", file, sizeof(file)))
 		return -ENOENT;
-	sysfs_read_u64(dev->diskdir, "loop/offset", &offset);
-	sysfs_read_u64(dev->diskdir, "loop/sizelimit", &sizelimit);
+	sysfs_read_u64(device_disk_dir(dev), "loop/offset", &offset);
+	sysfs_read_u64(device_disk_dir(dev), "loop/sizelimit", &sizelimit);
 	if (stat(file, &st) < 0)
 		memset(&st, 0, sizeof(st));
 	return path_printf(buf, len, "loop:%llx:%llu:%llu:%llu:%s", (unsigned long long)st.st_dev,
@@ -55,7 +55,7 @@ static bool scsi_lun(const struct integrity_device *dev, char *lun, size_t len)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 
-	if (path_printf(path, sizeof(path), "%s/device", dev->diskdir) < 0 || !realpath(path, real))
+	if (path_printf(path, sizeof(path), "%s/device", device_disk_dir(dev)) < 0 || !realpath(path, real))
 		return false;
 	const char *base = strrchr(real, '/');
 	const char *l = base ? strrchr(base, ':') : NULL;
@@ -66,40 +66,40 @@ static int disk_identity(const struct integrity_device *dev, int fd, char *buf, 
 {
 	char v[256], extra[64];
 
-	if (read_attr(dev->diskdir, "dm/uuid", v, sizeof(v)))
+	if (read_attr(device_disk_dir(dev), "dm/uuid", v, sizeof(v)))
 		return path_printf(buf, len, "dm:%s", v);
-	if (read_attr(dev->diskdir, "md/uuid", v, sizeof(v)))
+	if (read_attr(device_disk_dir(dev), "md/uuid", v, sizeof(v)))
 		return path_printf(buf, len, "md:%s", v);
-	if (read_attr(dev->diskdir, "loop/backing_file", v, sizeof(v)))
+	if (read_attr(device_disk_dir(dev), "loop/backing_file", v, sizeof(v)))
 		return loop_identity(dev, fd, buf, len);
-	if (strcmp(dev->transport, "nvme") == 0) {
+	if (strcmp(integrity_device_transport(dev), "nvme") == 0) {
 		uint64_t nsid = 0;
-		sysfs_read_u64(dev->diskdir, "nsid", &nsid);
-		if (read_attr(dev->diskdir, "wwid", v, sizeof(v)))
+		sysfs_read_u64(device_disk_dir(dev), "nsid", &nsid);
+		if (read_attr(device_disk_dir(dev), "wwid", v, sizeof(v)))
 			return path_printf(buf, len, "%s:ns%llu", v, (unsigned long long)nsid);
-		if (read_attr(dev->diskdir, "device/serial", v, sizeof(v)))
+		if (read_attr(device_disk_dir(dev), "device/serial", v, sizeof(v)))
 			return path_printf(buf, len, "nvme-serial:%s:ns%llu", v, (unsigned long long)nsid);
 	}
-	if (read_attr(dev->diskdir, "device/wwid", v, sizeof(v))) {
+	if (read_attr(device_disk_dir(dev), "device/wwid", v, sizeof(v))) {
 		if (scsi_lun(dev, extra, sizeof(extra)))
 			return path_printf(buf, len, "%s:lun%s", v, extra);
 		return path_printf(buf, len, "%s", v);
 	}
-	if (read_attr(dev->diskdir, "wwid", v, sizeof(v)))
+	if (read_attr(device_disk_dir(dev), "wwid", v, sizeof(v)))
 		return path_printf(buf, len, "%s", v);
-	if (read_attr(dev->diskdir, "serial", v, sizeof(v)))	/* virtio */
+	if (read_attr(device_disk_dir(dev), "serial", v, sizeof(v)))	/* virtio */
 		return path_printf(buf, len, "serial:%s", v);
-	if (read_attr(dev->diskdir, "device/serial", v, sizeof(v))) {
+	if (read_attr(device_disk_dir(dev), "device/serial", v, sizeof(v))) {
 		if (scsi_lun(dev, extra, sizeof(extra)))
 			return path_printf(buf, len, "serial:%s:lun%s", v, extra);
 		return path_printf(buf, len, "serial:%s", v);
 	}
 	/* dm without a UUID, md without sysfs uuid: the name and the size. */
 	uint64_t size = 0;
-	sysfs_read_u64(dev->diskdir, "size", &size);
-	if (read_attr(dev->diskdir, "dm/name", v, sizeof(v)))
+	sysfs_read_u64(device_disk_dir(dev), "size", &size);
+	if (read_attr(device_disk_dir(dev), "dm/name", v, sizeof(v)))
 		return path_printf(buf, len, "dm-name:%s:%llu", v, (unsigned long long)size);
-	return path_printf(buf, len, "name:%s:%llu", dev->disk, (unsigned long long)size);
+	return path_printf(buf, len, "name:%s:%llu", integrity_device_disk_name(dev), (unsigned long long)size);
 }
 
 int scrub_device_identity(const struct integrity_device *dev, int fd, char *buf, size_t len)
@@ -113,10 +113,10 @@ int scrub_device_identity(const struct integrity_device *dev, int fd, char *buf,
 	r = disk_identity(dev, fd, disk, sizeof(disk));
 	if (r < 0)
 		return r;
-	if (!dev->partno)
+	if (!integrity_device_partno(dev))
 		return path_printf(buf, len, "%s", disk);
-	if (sysfs_read_u64(dev->dir, "start", &start) < 0 || sysfs_read_u64(dev->dir, "size", &size) < 0)
+	if (sysfs_read_u64(device_dir(dev), "start", &start) < 0 || sysfs_read_u64(device_dir(dev), "size", &size) < 0)
 		return -ENODEV;
-	return path_printf(buf, len, "%s-part%u@%llu+%llu", disk, dev->partno, (unsigned long long)start,
+	return path_printf(buf, len, "%s-part%u@%llu+%llu", disk, integrity_device_partno(dev), (unsigned long long)start,
 			   (unsigned long long)size);
 }

@@ -20,12 +20,12 @@
 static int load_partitions(struct integrity_scrub *s, const struct integrity_device *dev)
 {
 	struct strv names = { 0 };
-	int r = sysfs_read_partitions(dev->diskdir, dev->disk, &names);
+	int r = sysfs_read_partitions(device_disk_dir(dev), integrity_device_disk_name(dev), &names);
 
 	for (size_t i = 0; r == 0 && i < names.n; i++) {
 		char dir[PATH_MAX];
 		uint64_t partno, start, size;
-		if (path_printf(dir, sizeof(dir), "%s/%s", dev->diskdir, names.v[i]) < 0 ||
+		if (path_printf(dir, sizeof(dir), "%s/%s", device_disk_dir(dev), names.v[i]) < 0 ||
 		    sysfs_read_u64(dir, "partition", &partno) < 0 || sysfs_read_u64(dir, "start", &start) < 0 ||
 		    sysfs_read_u64(dir, "size", &size) < 0)
 			continue;	/* deleted while we looked */
@@ -68,13 +68,13 @@ static int open_disk(struct integrity_scrub *s, const struct integrity_device *d
 	unsigned maj, min;
 	struct stat st;
 
-	if (!dev->partno) {
+	if (!integrity_device_partno(dev)) {
 		s->disk_fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
 		return s->disk_fd < 0 ? -errno : 0;
 	}
-	if (sysfs_read(dev->diskdir, "dev", num, sizeof(num)) <= 0 || sscanf(num, "%u:%u", &maj, &min) != 2)
+	if (sysfs_read(device_disk_dir(dev), "dev", num, sizeof(num)) <= 0 || sscanf(num, "%u:%u", &maj, &min) != 2)
 		return -ENODEV;
-	if (path_printf(path, sizeof(path), "/dev/%s", dev->disk) < 0)
+	if (path_printf(path, sizeof(path), "/dev/%s", integrity_device_disk_name(dev)) < 0)
 		return -ENAMETOOLONG;
 	s->disk_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (s->disk_fd < 0)
@@ -92,14 +92,14 @@ static int open_passthrough(struct integrity_scrub *s, const struct integrity_de
 		.app_mask = s->params.pi.app_mask,
 		.host = s->method == INTEGRITY_SCRUB_HOST,
 	};
-	bool nvme = strcmp(dev->transport, "nvme") == 0;
+	bool nvme = strcmp(integrity_device_transport(dev), "nvme") == 0;
 	int r;
 
-	if (!nvme && !(s->method == INTEGRITY_SCRUB_DEVICE && strcmp(dev->transport, "scsi") == 0))
+	if (!nvme && !(s->method == INTEGRITY_SCRUB_DEVICE && strcmp(integrity_device_transport(dev), "scsi") == 0))
 		return -EOPNOTSUPP;
 	r = open_disk(s, dev);
 	if (r < 0) {
-		scrub_fail(s, "cannot open the whole disk /dev/%s for pass-through: %s", dev->disk, strerror(-r));
+		scrub_fail(s, "cannot open the whole disk /dev/%s for pass-through: %s", integrity_device_disk_name(dev), strerror(-r));
 		return r;
 	}
 	pp.fd = s->disk_fd;
@@ -245,15 +245,15 @@ int scrub_identify_device_target(struct integrity_scrub *s, const struct stat *s
 	r = integrity_device_kernel_state(dev, ks);
 	if (r < 0)
 		return r;
-	s->block_size = dev->lbs ? dev->lbs : 512;
-	s->size = dev->size;
-	s->blocks = dev->size / s->block_size;
+	s->block_size = integrity_device_logical_block_size(dev) ? integrity_device_logical_block_size(dev) : 512;
+	s->size = integrity_device_size(dev);
+	s->blocks = integrity_device_size(dev) / s->block_size;
 	r = scrub_device_identity(dev, s->fd, s->identity, sizeof(s->identity));
 	if (r < 0)
 		return r;
-	if (dev->partno) {
+	if (integrity_device_partno(dev)) {
 		uint64_t start;
-		if (sysfs_read_u64(dev->dir, "start", &start) == 0)
+		if (sysfs_read_u64(device_dir(dev), "start", &start) == 0)
 			s->lba_base = start * 512 / s->block_size;
 	}
 	r = load_partitions(s, dev);
@@ -282,7 +282,7 @@ int scrub_open_device_method(struct integrity_scrub *s)
 		return open_read_backend(s, true, s->block_size);
 
 	struct integrity_nvme_info ni;
-	bool nvme_pi = strcmp(dev->transport, "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
+	bool nvme_pi = strcmp(integrity_device_transport(dev), "nvme") == 0 && integrity_device_nvme_info(dev, &ni) == 0 &&
 		       nvme_has_pi(&ni);
 	s->method = p->method;
 	if (s->method == INTEGRITY_SCRUB_AUTO) {

@@ -12,6 +12,7 @@
 #include <libnvme.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "format_encode.h"
 #include "fuzz.h"
 

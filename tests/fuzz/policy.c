@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "device_int.h"
 #include "devt.h"
 #include "fuzz.h"
 

@@ -16,6 +16,7 @@
 #include <scsi/sg_lib.h>
 
 #include "device.h"
+#include "device_int.h"
 #include "fuzz.h"
 
 static const uint8_t *answer;

@@ -128,8 +128,11 @@ struct json {
 	FILE *out;
 	int depth;
 	bool first[32];
+	bool compact;		/* one line: JSON Lines */
 };
 void json_open(struct json *j, FILE *out);
+/* An object on one line, for a stream of them (json_close ends the line). */
+void json_open_line(struct json *j, FILE *out);
 void json_close(struct json *j);
 void json_object_begin(struct json *j, const char *key);
 void json_object_end(struct json *j);
@@ -161,5 +164,6 @@ int cmd_status(int argc, const char **argv);
 int cmd_resolve(int argc, const char **argv);
 int cmd_udev_helper(int argc, const char **argv);
 int cmd_audit(int argc, const char **argv);
+int cmd_monitor(int argc, const char **argv);
 
 #endif

@@ -94,12 +94,14 @@ static void json_key(struct json *j, const char *key)
 	if (!j->first[j->depth])
 		fputc(',', j->out);
 	j->first[j->depth] = false;
-	fputc('\n', j->out);
-	for (int i = 0; i < j->depth; i++)
-		fputs("   ", j->out);
+	if (!j->compact) {
+		fputc('\n', j->out);
+		for (int i = 0; i < j->depth; i++)
+			fputs("   ", j->out);
+	}
 	if (key) {
 		json_escape(j->out, key);
-		fputs(": ", j->out);
+		fputs(j->compact ? ":" : ": ", j->out);
 	}
 }
 
@@ -116,7 +118,7 @@ static void json_pop(struct json *j, char close)
 {
 	bool empty = j->first[j->depth];
 	j->depth--;
-	if (!empty) {
+	if (!empty && !j->compact) {
 		fputc('\n', j->out);
 		for (int i = 0; i < j->depth; i++)
 			fputs("   ", j->out);
@@ -126,12 +128,19 @@ static void json_pop(struct json *j, char close)
 
 void json_open(struct json *j, FILE *out)
 {
+	j->compact = false;
 	j->out = out;
 	j->depth = 0;
 	j->first[0] = true;
 	fputc('{', out);
 	j->depth = 1;
 	j->first[1] = true;
+}
+
+void json_open_line(struct json *j, FILE *out)
+{
+	json_open(j, out);
+	j->compact = true;
 }
 
 void json_close(struct json *j)

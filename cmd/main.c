@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "part", cmd_part, "create, delete, list and register many partitions (BLKPG)" },
 	{ "format", cmd_format, "turn protection on or off or change its type (erases the device)" },
 	{ "resolve", cmd_resolve, "map MAJ:MIN, names and stable names to each other, now or in the past" },
+	{ "monitor", cmd_monitor, "follow the kernel's integrity errors: device, blocks, files, a scrub of them" },
 	{ "audit", cmd_audit, "configuration naming devices by names that move, protection left off" },
 	{ "udev-helper", cmd_udev_helper, "for udev rules: properties, policy, device-number history" },
 };

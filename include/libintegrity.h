@@ -27,5 +27,6 @@
 #include "libintegrity/naming.h"
 #include "libintegrity/owners.h"
 #include "libintegrity/audit.h"
+#include "libintegrity/monitor.h"
 
 #endif /* LIBINTEGRITY_H */

@@ -53,6 +53,10 @@ setup() {
 	assert_output --dry-run
 	run bash_complete audit --ro
 	assert_output --root
+	run bash_complete monitor --no-r
+	assert_output --no-rescrub
+	run bash_complete monitor --metrics-d
+	assert_output --metrics-dir
 }
 
 @test "bash: subcommands" {
@@ -192,6 +196,10 @@ zsh_setup() {
 	assert_line --fix
 	run zsh_complete audit --dr
 	assert_line --dry-run
+	run zsh_complete monitor --on
+	assert_line --once
+	run zsh_complete monitor --no-re
+	assert_line --no-rescrub
 }
 
 @test "zsh: option values" {

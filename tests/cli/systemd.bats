@@ -7,7 +7,8 @@ setup() {
 	units=$BATS_TEST_TMPDIR/units
 	mkdir -p "$units"
 	make -C "$TOP_BUILDDIR" -s data/systemd/integrity-scrub@.service \
-		data/systemd/integrity-scrub-all.service data/systemd/integrity-scrub-failed@.service
+		data/systemd/integrity-scrub-all.service data/systemd/integrity-scrub-failed@.service \
+		data/systemd/integrity-monitor.service
 	# The built command stands in for the installed one, which verify looks for.
 	for f in "$TOP_BUILDDIR"/data/systemd/*.service "$TOP_SRCDIR"/data/systemd/*.timer; do
 		sed "s|^\(Exec[A-Za-z]*=\)[^ ]*/integrityctl|\1$INTEGRITYCTL|" "$f" >"$units/$(basename "$f")"
@@ -18,9 +19,29 @@ setup() {
 @test "systemd-analyze verify passes on every unit" {
 	run systemd-analyze verify --man=no integrity-scrub@dev-sda.service integrity-scrub@dev-sda.timer \
 		integrity-scrub@dev-nvme0n1p3.service \
-		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service
+		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service \
+		integrity-monitor.service
 	assert_success
 	assert_output ""
+}
+
+@test "the monitor's unit: notify with a watchdog, after udev, the kernel log and the disks read-only" {
+	grep -q '^Type=notify$' integrity-monitor.service
+	grep -q '^WatchdogSec=' integrity-monitor.service
+	grep -q '^After=systemd-udevd.service' integrity-monitor.service
+	grep -q '^ExecStart=.* monitor --state-dir=/var/lib/integrityctl --metrics-dir=/var/lib/integrityctl/metrics$' \
+		integrity-monitor.service
+	grep -q '^DeviceAllow=/dev/kmsg r$' integrity-monitor.service
+	! grep '^DeviceAllow=' integrity-monitor.service | grep -v ' r$'
+	grep -q '^DevicePolicy=closed$' integrity-monitor.service
+	grep -q '^ProtectSystem=strict$' integrity-monitor.service
+	grep -q '^PrivateNetwork=yes$' integrity-monitor.service
+	# The kernel log is what it reads: not hidden from it.
+	! grep -q '^ProtectKernelLogs=yes$' integrity-monitor.service
+	run systemd-analyze security --offline=true integrity-monitor.service
+	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$output")
+	echo "# integrity-monitor.service: exposure $level" >&3
+	awk -v l="$level" 'BEGIN { exit !(l != "" && l <= 2.5) }'
 }
 
 @test "the scrub service's exposure is at most 2.0" {

@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# integrityctl monitor on this machine: kernel log records (the /dev/kmsg
+# format, from a file; this kernel logs no integrity errors, tests/vm has
+# the real ones) about a real ext4 on a loop device: the file they hit,
+# the scrub of the blocks around them, the cursor across restarts, the
+# journal-free outputs (text, JSON Lines, metrics, a hook); the real
+# /dev/kmsg, where a user's forged record is not an event; the service's
+# start and stop through sd_notify; bad input.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+	require_root
+	command -v mkfs.ext4 >/dev/null && command -v filefrag >/dev/null || skip "needs e2fsprogs"
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -m 700 state
+}
+
+teardown() {
+	[ ! -d "$BATS_TEST_TMPDIR/m" ] || umount "$BATS_TEST_TMPDIR/m" 2>/dev/null || true
+	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
+}
+
+# A loop device with ext4 mounted on m and m/victim; lba: the device's LBA
+# (512-byte blocks) of the victim's byte 8192; k: its kernel name.
+make_fs() {
+	random_file disk 33554432 51
+	loopdev=$(losetup -f --show disk)
+	k=${loopdev#/dev/}
+	mkfs.ext4 -q -F -b 4096 "$loopdev"
+	mkdir m
+	mount "$loopdev" m
+	random_file m/victim 65536 52
+	sync
+	lba=$(filefrag -v -b512 m/victim | awk '$1 == "0:" { print $4 + 16; exit }')
+	[ -n "$lba" ]
+}
+
+# Records as the NVMe driver and the block layer log one failed read, at
+# second SEQ since boot.
+records() {
+	local seq=$1 t=$(($1 * 1000000))
+	printf '6,%d,%d,-;EXT4-fs (%s): mounted filesystem\n' "$seq" "$t" "$k"
+	printf '4,%d,%d,-;%s: I/O Cmd(0x2) @ LBA %d, 1 blocks, I/O Error (sct 0x2 / sc 0x82)\n' $((seq + 1)) $((t + 10)) \
+		"$k" "$lba"
+	printf '3,%d,%d,-;protection error, dev %s, sector %d op 0x0:(READ) flags 0x10000 phys_seg 1 prio class 2\n' \
+		$((seq + 2)) $((t + 11)) "$k" "$lba"
+	printf ' SUBSYSTEM=block\n DEVICE=b%s\n' "$(cat /sys/class/block/$k/dev)"
+}
+
+@test "monitor: the file a logged error hits, the kernel's two lines as one event, a scrub around it" {
+	make_fs
+	records 10 >kmsg
+	run --separate-stderr ictl monitor --kmsg kmsg --no-state
+	assert_failure 1
+	assert_line "guard $k LBA $lba [nvme,block]"
+	assert_line "  $PWD/m/victim: file offset 8192 length 512 inode $(stat -c %i m/victim) (ext4 on $loopdev, mounted on $PWD/m)"
+	assert_line "  scrub of $loopdev $((lba - 64))+129: 0 bad"
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state
+	assert_failure 1
+	[ "${#lines[@]}" -eq 1 ]
+	j=${lines[0]}
+	[ "$(jq -c '[.seq, .kind, .sources, .records, .kname, .lba, .count, .block_size]' <<<"$j")" = \
+		"[11,\"guard\",[\"nvme\",\"block\"],2,\"$k\",$lba,1,512]" ]
+	[ "$(jq -c '[.files[] | [.path, .offset]]' <<<"$j")" = "[[\"$PWD/m/victim\",8192]]" ]
+	[ "$(jq -c '[.rescrub.target, .rescrub.status, .rescrub.bad_blocks]' <<<"$j")" = "[\"$loopdev\",\"complete\",0]" ]
+	[ "$(jq -r .status <<<"$j")" = '0x282' ]
+}
+
+@test "monitor: the scrub of the blocks around an error names the bad ones" {
+	make_fs
+	use_fault_layer
+	records 10 >kmsg
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_FILE="$loopdev" FAULT_NO_URING=1 \
+		FAULT_EIO="$((lba * 512))+512" "$INTEGRITYCTL" -J monitor --kmsg kmsg --no-state --around 8
+	assert_failure 1
+	[ "$(jq -c '[.rescrub.start, .rescrub.blocks, .rescrub.bad_blocks, .rescrub.bad_lbas]' <<<"${lines[0]}")" = \
+		"[$((lba - 8)),17,1,[$lba]]" ]
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub --no-owners
+	assert_failure 1
+	[ "$(jq -c '[.rescrub, .files]' <<<"${lines[0]}")" = '[null,null]' ]
+}
+
+@test "monitor --state-dir: a restart neither repeats nor misses a record" {
+	make_fs
+	records 10 >kmsg
+	run --separate-stderr ictl -J monitor --kmsg kmsg --state-dir state --no-rescrub
+	assert_failure 1
+	[ "$(jq -s 'map(.seq)' -c <<<"$output")" = '[11]' ]
+	[ "$(stat -c %a state/monitor.cursor)" = 600 ]
+	run --separate-stderr ictl -J monitor --kmsg kmsg --state-dir state --no-rescrub
+	assert_success
+	assert_output ""
+	records 20 >>kmsg
+	run --separate-stderr ictl -J monitor --kmsg kmsg --state-dir state --no-rescrub
+	assert_failure 1
+	[ "$(jq -s 'map(.seq)' -c <<<"$output")" = '[21]' ]
+	# A state directory others may write to could hold a forged cursor.
+	chmod 777 state
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state
+	assert_failure 3
+	[[ $stderr == *state* ]]
+	[[ $stderr == *chmod* ]]
+}
+
+@test "monitor: metrics by stable name and kind, and a hook with the event in its environment" {
+	make_fs
+	records 10 >kmsg
+	records 20 >>kmsg
+	mkdir metrics
+	run --separate-stderr ictl monitor --kmsg kmsg --no-state --no-rescrub --metrics-dir metrics \
+		--exec 'env | grep ^INTEGRITY_ | sort >>hook.env; echo >>hook.env'
+	assert_failure 1
+	grep -qx "integrityctl_kernel_errors_total{device=\"$k\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
+	grep -qx 'integrityctl_monitor_records_total 6' metrics/integrityctl_monitor.prom
+	grep -q '^integrityctl_kernel_last_error_timestamp_seconds [0-9]' metrics/integrityctl_monitor.prom
+	[ "$(grep -c '^$' hook.env)" -eq 2 ]
+	grep -qx "INTEGRITY_FILE=$PWD/m/victim" hook.env
+	grep -qx "INTEGRITY_LBA=$lba" hook.env
+	grep -qx 'INTEGRITY_KIND=guard' hook.env
+	grep -qx "INTEGRITY_KNAME=$k" hook.env
+	grep -qx 'INTEGRITY_OFFSET=8192' hook.env
+}
+
+@test "monitor: a device that is gone, md and SCSI lines, a storm cut short, rate limits counted" {
+	{
+		printf '3,1,1,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n'
+		printf '6,2,2,-;sd 9:0:0:0: [sdzz] tag#0 Add. Sense: Logical block reference tag check failed\n'
+		printf '3,3,3,-;protection error, dev sdzz, sector 16 op 0x0:(READ)\n'
+		printf '4,4,4,-;blk_print_req_error: 7 callbacks suppressed\n'
+		for i in $(seq 100 160); do
+			printf '3,%d,%d,-;protection error, dev nvme98n1, sector %d op 0x0:(READ)\n' "$i" "$i" $((i * 8))
+		done
+	} >kmsg
+	mkdir metrics
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --metrics-dir metrics
+	assert_failure 1
+	j=$(jq -cs . <<<"$output")
+	[ "$(jq -c '.[0] | [.kind, .kname, .gone]' <<<"$j")" = '["protection","nvme97n1",true]' ]
+	# The sense line says which check failed; the block layer's says where.
+	[ "$(jq -c '.[1] | [.kind, .kname, .sources]' <<<"$j")" = '["ref-tag","sdzz",["block"]]' ]
+	[ "$(jq '[.[] | select(.kname == "nvme98n1")] | length' <<<"$j")" -eq 32 ]
+	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = '["nvme98n1",29]' ]
+	grep -qx 'integrityctl_kernel_errors_total{device="nvme98n1",kind="protection"} 61' metrics/integrityctl_monitor.prom
+	grep -qx 'integrityctl_kernel_messages_suppressed_total 7' metrics/integrityctl_monitor.prom
+}
+
+@test "monitor on /dev/kmsg: a record a user writes there is not the kernel's, and is no event" {
+	[ -w /dev/kmsg ] || skip "cannot write to /dev/kmsg"
+	mark="forged-$$-$RANDOM"
+	echo "<3>protection error, dev loop0, sector 8 op 0x0:(READ) $mark" >/dev/kmsg
+	run --separate-stderr ictl -J monitor --once --no-state --no-rescrub --no-owners
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	refute_output --partial "$mark"
+	# The record is there, read as the user's.
+	dmesg | grep -q "$mark"
+}
+
+@test "monitor as a service: READY=1 once following, a clean stop on SIGTERM" {
+	command -v python3 >/dev/null || skip "needs python3"
+	run python3 - "$INTEGRITYCTL" <<'PY'
+import os, signal, socket, subprocess, sys
+path = os.path.join(os.getcwd(), "notify.sock")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+s.settimeout(120)
+env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="2000000")
+p = subprocess.Popen([sys.argv[1], "monitor", "--no-state", "--no-rescrub"], env=env)
+msgs = []
+while not any(m.startswith("READY=1") for m in msgs):
+    msgs.append(s.recv(4096).decode())
+# A watchdog ping within its interval, with nothing logged.
+while not any("WATCHDOG=1" in m for m in msgs):
+    msgs.append(s.recv(4096).decode())
+p.send_signal(signal.SIGTERM)
+rc = p.wait(timeout=120)
+while not any("STOPPING=1" in m for m in msgs):
+    msgs.append(s.recv(4096).decode())
+print("rc", rc)
+PY
+	assert_success
+	assert_line "rc 0"
+}
+
+@test "monitor: bad input gets a clear message and exit 2 or 3, and never waits" {
+	run --separate-stderr ictl monitor --no-state --state-dir state
+	assert_failure 2
+	run --separate-stderr ictl monitor extra
+	assert_failure 2
+	run --separate-stderr ictl monitor --no-state --around x
+	assert_failure 2
+	mkfifo fifo
+	run --separate-stderr ictl monitor --no-state --kmsg fifo
+	assert_failure 3
+	[[ $stderr == *fifo* ]]
+	run --separate-stderr ictl monitor --no-state --kmsg absent
+	assert_failure 3
+	run --separate-stderr ictl monitor --state-dir absent --kmsg fifo
+	assert_failure 3
+	# Not records: skipped, nothing shown.
+	printf 'garbage\n\x01\x02\n3,x,1,-;protection error, dev sda, sector 1\n' >kmsg
+	run --separate-stderr ictl monitor --kmsg kmsg --no-state
+	assert_success
+	assert_output ""
+}

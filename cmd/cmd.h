@@ -75,6 +75,10 @@ DEFINE_CLEANUP_FUNC(struct integrity_part_plan *, integrity_part_plan_free)
  * code with the message printed ("no such block device", "cannot look up"). */
 int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev);
 
+/* The stable name to show of a device's links: WWN, then by-id, PARTUUID,
+ * by-path, UUID, PARTLABEL, LABEL, diskseq; NULL when it has none. */
+const char *resolve_best_link(const struct integrity_resolve *res);
+
 /* popt helpers: a context for argv, parsed; on a popt error print it and
  * return EXIT_USAGE.  Returns 0 and sets *ctx otherwise. */
 int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,

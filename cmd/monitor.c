@@ -51,7 +51,25 @@ static struct {
 	char *exec;
 	int journal;
 	char *around;
+	char *history;
+	int list;
+	char *since;
 } o;
+
+/* Events kept for --list: the newest, as JSON Lines, at most this much. */
+#define EVENTS_NAME "monitor.events"
+#define EVENTS_MAX (1u << 20)
+
+/* The time since boot the kernel log counts in, as Unix time: the
+ * difference of the two clocks now. */
+static double boot_time(void)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return (double)real.tv_sec - (double)mono.tv_sec + ((double)real.tv_nsec - (double)mono.tv_nsec) / 1e9;
+}
 
 static volatile sig_atomic_t stop_signal;
 
@@ -74,6 +92,10 @@ struct shown {
 	char rescrub_target[300];
 	uint64_t bad_lbas[8];
 	size_t nbad;
+	/* A device that is gone: its stable name when the device-number
+	 * history had it at the time. */
+	char was[512];
+	double time;		/* Unix time of the record */
 };
 
 /* The monitor's own scrubs: reads of bad blocks that the kernel logs in
@@ -238,6 +260,8 @@ static const char *event_device(const struct shown *s)
 {
 	if (s->info && s->info->stable)
 		return s->info->stable;
+	if (s->was[0])
+		return s->was;
 	if (s->info && s->info->device[0])
 		return s->info->device;
 	return s->ev.device[0] ? s->ev.device : "-";
@@ -340,14 +364,15 @@ static const char *rescrub_status(int r)
 	return r == 0 ? "complete" : r == -EINTR ? "interrupted" : "failed";
 }
 
-static void show_json(const struct shown *s)
+static void show_json(FILE *out, const struct shown *s)
 {
 	const struct integrity_event_info *in = s->info;
 	struct json j;
 
-	json_open_line(&j, stdout);
+	json_open_line(&j, out);
 	json_u64(&j, "seq", s->ev.seq);
 	json_u64(&j, "time_usec", s->ev.usec);
+	json_u64(&j, "time", s->time > 0 ? (uint64_t)s->time : 0);
 	json_string(&j, "kind", integrity_event_kind_name(s->ev.kind));
 	json_array_begin(&j, "sources");
 	for (size_t i = 0; i < s->nsources; i++)
@@ -360,6 +385,8 @@ static void show_json(const struct shown *s)
 		json_string(&j, "array", s->ev.array);
 	if (in && in->gone)
 		json_bool(&j, "gone", true);
+	if (s->was[0])
+		json_string(&j, "was", s->was);
 	if (in && !in->gone && in->disk[0]) {
 		json_string(&j, "disk", in->disk);
 		json_string(&j, "disk_stable", in->disk_stable ? in->disk_stable : in->stable);
@@ -568,9 +595,58 @@ static void write_metrics(FILE *f, void *data)
 			counts.last_event);
 }
 
-/* Place, merge, check and show a batch of events.  The exit code so far. */
-static int flush(struct integrity_context *ctx, struct integrity_kernel_event *batch, size_t n, uint64_t around)
+/* One line of the events kept for --list: Unix time, a summary a
+ * terminal may show, the JSON. */
+static void log_event(FILE *log, const struct shown *s)
 {
+	const struct integrity_event_info *in = s->info;
+	const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
+	_cleanup_free_ char *dev = printable_name(event_device(s), false, true);
+	_cleanup_free_ char *path = w && w->path ? printable_name(w->path, false, true) : NULL;
+
+	fprintf(log, "%.0f\t%s %s", s->time, integrity_event_kind_name(s->ev.kind), dev ? dev : "?");
+	if (in && in->count)
+		fprintf(log, " LBA %" PRIu64, in->lba);
+	if (path)
+		fprintf(log, " %s:%" PRIu64, path, w->offset);
+	if (s->rescrubbed && s->rescrub_r == 0)
+		fprintf(log, " (%" PRIu64 " bad around it)", s->rescrub_bad);
+	fputc('\t', log);
+	show_json(log, s);
+}
+
+/* A device that is gone: the stable name the device-number history gave
+ * it at the time. */
+static void history_name(struct shown *s)
+{
+	const char *path = o.history ? o.history : INTEGRITY_HISTORY_PATH;
+	struct integrity_history *h = NULL;
+	struct integrity_resolve *res = NULL;
+	char key[64];
+
+	if (s->ev.has_devt)
+		snprintf(key, sizeof(key), "%u:%u", s->ev.major, s->ev.minor);
+	else if (s->ev.device[0])
+		snprintf(key, sizeof(key), "%s", s->ev.device);
+	else
+		return;
+	if (integrity_history_open(path, &h) < 0)
+		return;
+	if (integrity_history_lookup(h, key, "0", (int64_t)(s->time * 1e6), &res) == 0 ||
+	    integrity_history_lookup(h, key, "0", INTEGRITY_TIME_END, &res) == 0) {
+		const char *best = resolve_best_link(res);
+		if (best)
+			snprintf(s->was, sizeof(s->was), "%s", best);
+	}
+	integrity_resolve_free(res);
+	integrity_history_free(h);
+}
+
+/* Place, merge, check and show a batch of events.  The exit code so far. */
+static int flush(struct integrity_context *ctx, struct integrity_kernel_event *batch, size_t n, uint64_t around,
+		 FILE *log)
+{
+	double boot = boot_time();
 	struct shown *v = calloc(n ? n : 1, sizeof(*v));
 	size_t m = 0;
 	int ret = EXIT_CLEAN;
@@ -606,6 +682,9 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 			memset(s, 0, sizeof(*s));
 			continue;
 		}
+		s->time = boot + (double)ev->usec / 1e6;
+		if (s->info && s->info->gone)
+			history_name(s);
 		/* The NVMe driver's line and the block layer's for one I/O: one
 		 * event, with both sources and the more precise kind. */
 		if (m && same_failure(&v[m - 1], s)) {
@@ -638,9 +717,11 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 			rescrubs++;
 		}
 		if (gopt.json)
-			show_json(s);
+			show_json(stdout, s);
 		else if (!gopt.quiet)
 			show_text(s);
+		if (log)
+			log_event(log, s);
 #ifdef HAVE_LIBSYSTEMD
 		if (o.journal)
 			journal_event(s);
@@ -677,6 +758,116 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 	return ret;
 }
 
+/* The events kept so far (at most EVENTS_MAX bytes, whole lines): a
+ * malloc'd string, "" when there are none; NULL with *err on a refusal. */
+static char *read_events(const char *dir, int *err)
+{
+	char path[4096];
+	struct stat st;
+
+	*err = 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path)) {
+		*err = -ENAMETOOLONG;
+		return NULL;
+	}
+	FILE *f = safe_fopen_read(path, 2 * EVENTS_MAX, SAFE_TRUSTED, &st);
+	if (!f && errno == ENOENT)
+		return strdup("");
+	if (!f) {
+		*err = -errno;
+		return NULL;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[65536];
+	size_t k;
+	while (m && (k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, k, m);
+	if (ferror(f))
+		*err = -EIO;
+	fclose(f);
+	if (!m || fclose(m) != 0) {
+		free(buf);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return buf;
+}
+
+struct events_out {
+	const char *old, *add;
+};
+
+static void write_events(FILE *f, void *data)
+{
+	const struct events_out *e = data;
+	size_t ol = strlen(e->old), al = strlen(e->add);
+	const char *keep = e->old;
+
+	/* The newest: the oldest whole lines go past the cap. */
+	while (ol + al > EVENTS_MAX && *keep) {
+		const char *nl = strchr(keep, '\n');
+		size_t cut = nl ? (size_t)(nl - keep) + 1 : ol;
+		keep += cut;
+		ol -= cut;
+	}
+	fwrite(keep, 1, ol, f);
+	fwrite(e->add, 1, al, f);
+}
+
+static int save_events(const char *dir, const char *add)
+{
+	char path[4096];
+	int err;
+
+	if (!*add)
+		return 0;
+	_cleanup_free_ char *old = read_events(dir, &err);
+	if (!old)
+		return err;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	struct events_out e = { old, add };
+	return safe_write_file(path, SAFE_REPLACE, 0600, write_events, &e);
+}
+
+/* --list: the events kept, since a time. */
+static int list_events(const char *dir, int64_t since_usec)
+{
+	int err;
+	_cleanup_free_ char *all = read_events(dir, &err);
+	size_t shown = 0;
+
+	if (!all)
+		return fail_file(EXIT_FAIL, dir, err, "cannot read the monitor's events");
+	for (char *line = all, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		uint64_t when;
+		if (!t2)
+			continue;
+		*t1 = *t2 = '\0';
+		if (parse_u64(line, &when) < 0 || (int64_t)when * 1000000 < since_usec)
+			continue;
+		if (gopt.json) {
+			puts(t2 + 1);
+		} else {
+			char stamp[32];
+			time_t tt = (time_t)when;
+			struct tm tm;
+			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+			printf("%s %s\n", stamp, t1 + 1);
+		}
+		shown++;
+	}
+	if (!shown && !gopt.json && !gopt.quiet)
+		fprintf(stderr, "integrityctl: monitor: no events kept in %s%s\n", dir, since_usec ? " since then" : "");
+	return EXIT_CLEAN;
+}
+
 int cmd_monitor(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -701,6 +892,13 @@ int cmd_monitor(int argc, const char **argv)
 		  "run CMD (with sh -c) for every event, with INTEGRITY_* in its environment", "CMD" },
 		{ "journal", '\0', POPT_ARG_NONE, &o.journal, 0,
 		  "send every event to the journal (the default under systemd)", NULL },
+		{ "history", '\0', POPT_ARG_STRING, &o.history, 0,
+		  "the device-number history, for the stable name of a device that is gone (default "
+		  INTEGRITY_HISTORY_PATH ")", "FILE" },
+		{ "list", '\0', POPT_ARG_NONE, &o.list, 0, "print the events kept in the state directory, and exit",
+		  NULL },
+		{ "since", '\0', POPT_ARG_STRING, &o.since, 0, "with --list: only events since TIME (ISO 8601, @EPOCH)",
+		  "TIME" },
 		GLOBAL_OPTIONS,
 		POPT_AUTOHELP
 		POPT_TABLEEND
@@ -723,6 +921,16 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
+	int64_t since = 0;
+	if (o.since && !o.list)
+		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");
+	if (o.since && integrity_time_parse(o.since, &since) < 0)
+		return fail(EXIT_USAGE, o.since, 0, "--since: not a time from 1970 to 9999: use ISO 8601 "
+			    "(2025-03-01T12:00:00Z) or @EPOCH");
+	if (o.list && o.no_state)
+		return fail(EXIT_USAGE, NULL, 0, "--list reads the state directory: it does not go with --no-state");
+	if (o.list)
+		return list_events(o.state_dir ? o.state_dir : DEFAULT_STATE_DIR, since);
 	if (getenv("INVOCATION_ID"))
 		o.journal = 1;
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
@@ -763,7 +971,16 @@ int cmd_monitor(int argc, const char **argv)
 			break;
 		}
 		if (n) {
-			int f = flush(ctx, batch, n, around);
+			char *logbuf = NULL;
+			size_t loglen = 0;
+			FILE *log = state ? open_memstream(&logbuf, &loglen) : NULL;
+			int f = flush(ctx, batch, n, around, log);
+			if (log && fclose(log) == 0) {
+				int w = save_events(state, logbuf);
+				if (w < 0)
+					warnx_obj(state, "cannot keep the events for --list: %s", safe_strerror(w));
+			}
+			free(logbuf);
 			if (f == EXIT_FAIL) {
 				ret = f;
 				break;

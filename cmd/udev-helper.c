@@ -60,21 +60,6 @@ static void print_number(const char *key, long long v)
 	printf("%s=%lld\n", key, v);
 }
 
-/* Lower is better: a WWN survives a move to another port; a PARTUUID
- * names a partition wherever its disk is. */
-static const char *best_link(const struct integrity_resolve *res)
-{
-	static const enum integrity_link_kind order[] = {
-		INTEGRITY_LINK_WWN, INTEGRITY_LINK_ID, INTEGRITY_LINK_PARTUUID, INTEGRITY_LINK_PATH,
-		INTEGRITY_LINK_UUID, INTEGRITY_LINK_PARTLABEL, INTEGRITY_LINK_LABEL, INTEGRITY_LINK_DISKSEQ,
-	};
-	for (size_t k = 0; k < ARRAY_SIZE(order); k++)
-		for (size_t i = 0; i < integrity_resolve_link_count(res); i++)
-			if (integrity_link_kind_of(integrity_resolve_link(res, i)) == order[k])
-				return integrity_resolve_link(res, i);
-	return NULL;
-}
-
 /* The device's links as udev passes them to programs (DEVLINKS, one
  * space between links; udev's names never contain one).  *copy owns them. */
 static size_t env_links(char **copy, const char **links, size_t max)
@@ -201,7 +186,7 @@ static void print_properties(const struct integrity_device *dev, const struct in
 		return;
 	if (integrity_resolve_diskseq(res))
 		print_number("ID_INTEGRITY_DISKSEQ", (long long)integrity_resolve_diskseq(res));
-	print_property("ID_INTEGRITY_STABLE_NAME", best_link(res), INTEGRITY_ESCAPE_PATH);
+	print_property("ID_INTEGRITY_STABLE_NAME", resolve_best_link(res), INTEGRITY_ESCAPE_PATH);
 	print_property("ID_INTEGRITY_PARTUUID", integrity_resolve_value(res, INTEGRITY_LINK_PARTUUID), 0);
 	print_property("ID_INTEGRITY_PARTLABEL", integrity_resolve_value(res, INTEGRITY_LINK_PARTLABEL), 0);
 	print_property("ID_INTEGRITY_FS_UUID", integrity_resolve_value(res, INTEGRITY_LINK_UUID), 0);

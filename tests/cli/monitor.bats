@@ -10,6 +10,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
+load ../fixtures/sysfs
 
 setup() {
 	require_root
@@ -104,6 +105,46 @@ records() {
 	assert_failure 3
 	[[ $stderr == *state* ]]
 	[[ $stderr == *chmod* ]]
+}
+
+@test "monitor --list: the events kept, since a time, in text and JSON" {
+	make_fs
+	records 10 >kmsg
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub
+	assert_failure 1
+	run --separate-stderr ictl monitor --list --state-dir state
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	assert_line --regexp "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[-+][0-9]{4} guard $k LBA $lba $PWD/m/victim:8192\$"
+	run --separate-stderr ictl -J monitor --list --state-dir state --since @0
+	assert_success
+	[ "$(jq -c '[.seq, .kind, .files[0].path]' <<<"$output")" = "[11,\"guard\",\"$PWD/m/victim\"]" ]
+	run --separate-stderr ictl -J monitor --list --state-dir state --since 9999-01-01
+	assert_success
+	assert_output ""
+	run --separate-stderr ictl monitor --list --no-state
+	assert_failure 2
+	run --separate-stderr ictl monitor --since @0 --no-state
+	assert_failure 2
+	run --separate-stderr ictl monitor --list --state-dir state --since yesterday
+	assert_failure 2
+}
+
+@test "monitor: a device that is gone gets the stable name the device-number history gave it" {
+	sys=$BATS_TEST_TMPDIR/sys
+	sysfs_example_tree "$sys"
+	ACTION=add run ictl udev-helper --sysfs-root "$sys" --history history sda17
+	assert_success
+	mkdir empty
+	printf '3,5,5,-;protection error, dev sda17, sector 8 op 0x0:(READ)\n' >kmsg
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --history history
+	assert_failure 1
+	[ "$(jq -c '[.gone, .kname, .was, .device]' <<<"$output")" = \
+		'[true,"sda17","/dev/disk/by-id/wwn-0x5333333000001f40-part17","/dev/disk/by-id/wwn-0x5333333000001f40-part17"]' ]
+	# With no history of it: the kernel's name alone.
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --history absent
+	assert_failure 1
+	[ "$(jq -c '[.gone, .was, .device]' <<<"$output")" = '[true,null,"sda17"]' ]
 }
 
 @test "monitor: metrics by stable name and kind, and a hook with the event in its environment" {

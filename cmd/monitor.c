@@ -642,25 +642,92 @@ static void history_name(struct shown *s)
 	integrity_history_free(h);
 }
 
+/* What a batch knows of one device the kernel named: the events shown,
+ * the name they go under, and the failure being counted for the rest. */
+struct batch_key {
+	char device[64];
+	bool has_devt;
+	unsigned major, minor;
+	size_t events, shown;
+	char label[512];	/* the stable name, once one event was placed */
+	uint32_t block_size;
+	bool pending;		/* a failure counted at the end, or when the next one starts */
+	enum integrity_event_kind pending_kind;
+	uint64_t start, end, usec;	/* its sectors, its time */
+};
+
+static struct batch_key *key_of(struct batch_key *keys, size_t *nkeys, const struct integrity_kernel_event *ev)
+{
+	for (size_t i = 0; i < *nkeys; i++)
+		if (keys[i].has_devt == ev->has_devt && !strcmp(keys[i].device, ev->device) &&
+		    (!ev->has_devt || (keys[i].major == ev->major && keys[i].minor == ev->minor)))
+			return &keys[i];
+	struct batch_key *k = &keys[(*nkeys)++];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->device, sizeof(k->device), "%s", ev->device);
+	k->has_devt = ev->has_devt;
+	k->major = ev->major;
+	k->minor = ev->minor;
+	snprintf(k->label, sizeof(k->label), "%s", ev->device[0] ? ev->device : "-");
+	return k;
+}
+
+static void commit_pending(struct batch_key *k)
+{
+	if (!k->pending)
+		return;
+	count_event(k->label, k->pending_kind, 1);
+	counts.events++;
+	k->pending = false;
+}
+
+/* An event past the ones shown for its device: counted, never placed,
+ * the NVMe driver's and the block layer's lines about one read as one
+ * failure (the device's block size from the events placed). */
+static void count_only(struct batch_key *k, const struct integrity_kernel_event *ev)
+{
+	uint64_t per = k->block_size >= 512 ? k->block_size / 512 : 1;
+	uint64_t start = ev->has_sector ? ev->sector : ev->lba * per;
+	uint64_t len = ev->count ? (ev->has_sector ? ev->count : ev->count * per) : per;
+
+	if (k->pending && start < k->end && k->start < start + len && ev->usec <= k->usec + 1000000) {
+		if (kind_rank(ev->kind) > kind_rank(k->pending_kind))
+			k->pending_kind = ev->kind;
+		return;
+	}
+	commit_pending(k);
+	k->pending = true;
+	k->pending_kind = ev->kind;
+	k->start = start;
+	k->end = start + len;
+	k->usec = ev->usec;
+	k->events++;
+}
+
 /* Place, merge, check and show a batch of events.  The exit code so far. */
 static int flush(struct integrity_context *ctx, struct integrity_kernel_event *batch, size_t n, uint64_t around,
 		 FILE *log)
 {
 	double boot = boot_time();
 	struct shown *v = calloc(n ? n : 1, sizeof(*v));
-	size_t m = 0;
+	struct batch_key *keys = calloc(n ? n : 1, sizeof(*keys));
+	size_t m = 0, nkeys = 0;
 	int ret = EXIT_CLEAN;
 
-	if (!v)
+	if (!v || !keys) {
+		free(v);
+		free(keys);
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "monitor");
-	/* A SCSI sense line has no sector: it says what the next line about
-	 * its disk (the block layer's) failed, so it becomes that line's kind. */
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct integrity_kernel_event *ev = &batch[i];
 		if (ev->kind == INTEGRITY_EVENT_SUPPRESSED) {
 			counts.suppressed += ev->suppressed;
 			continue;
 		}
+		/* A SCSI sense line has no sector: it says what the next line
+		 * about its disk (the block layer's) failed, so it becomes that
+		 * line's kind. */
 		if (!has_place(ev) && ev->kind != INTEGRITY_EVENT_FS) {
 			for (size_t k = i + 1; k < n; k++)
 				if (has_place(&batch[k]) && !strcmp(batch[k].device, ev->device)) {
@@ -668,6 +735,13 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 						batch[k].kind = ev->kind;
 					break;
 				}
+			continue;
+		}
+		ret = EXIT_BAD;
+		struct batch_key *key = key_of(keys, &nkeys, ev);
+		/* A storm: past the events shown for a device, only counted. */
+		if (key->shown >= SHOWN_PER_DEVICE) {
+			count_only(key, ev);
 			continue;
 		}
 		struct shown *s = &v[m];
@@ -697,21 +771,20 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 			memset(s, 0, sizeof(*s));
 			continue;
 		}
+		snprintf(key->label, sizeof(key->label), "%s", event_device(s));
+		if (s->info && s->info->block_size)
+			key->block_size = s->info->block_size;
+		key->shown++;
+		key->events++;
 		m++;
 	}
 	size_t rescrubs = 0;
 	for (size_t i = 0; i < m; i++) {
 		struct shown *s = &v[i];
-		size_t same = 0;
-		for (size_t k = 0; k < i; k++)
-			same += !strcmp(event_device(&v[k]), event_device(s));
 		/* One failure, however many lines the kernel gave it. */
 		count_event(event_device(s), s->ev.kind, 1);
 		counts.events++;
 		counts.last_event = (double)time(NULL);
-		ret = EXIT_BAD;
-		if (same >= SHOWN_PER_DEVICE)
-			continue;
 		if (!o.no_rescrub && rescrubs < RESCRUBS_PER_BATCH && s->info && s->info->count && !stop_signal) {
 			rescrub(ctx, s, around);
 			rescrubs++;
@@ -730,31 +803,29 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 			run_hook(s);
 	}
 	/* A storm: what was not shown, per device, in one line each. */
-	for (size_t i = 0; i < m; i++) {
-		size_t before = 0, total = 0;
-		for (size_t k = 0; k < m; k++)
-			if (!strcmp(event_device(&v[k]), event_device(&v[i]))) {
-				total++;
-				before += k < i;
-			}
-		if (before == 0 && total > SHOWN_PER_DEVICE) {
-			_cleanup_free_ char *d = printable_name(event_device(&v[i]), true, true);
-			if (gopt.json) {
-				struct json j;
-				json_open_line(&j, stdout);
-				json_string(&j, "kind", "more");
-				json_string(&j, "device", event_device(&v[i]));
-				json_u64(&j, "events", total - SHOWN_PER_DEVICE);
-				json_close(&j);
-			} else if (!gopt.quiet) {
-				printf("... and %zu more on %s\n", total - SHOWN_PER_DEVICE, d ? d : "?");
-			}
+	for (size_t i = 0; i < nkeys; i++) {
+		struct batch_key *k = &keys[i];
+		commit_pending(k);
+		if (k->events <= k->shown)
+			continue;
+		counts.last_event = (double)time(NULL);
+		if (gopt.json) {
+			struct json j;
+			json_open_line(&j, stdout);
+			json_string(&j, "kind", "more");
+			json_string(&j, "device", k->label);
+			json_u64(&j, "events", k->events - k->shown);
+			json_close(&j);
+		} else if (!gopt.quiet) {
+			_cleanup_free_ char *d = printable_name(k->label, true, true);
+			printf("... and %zu more on %s\n", k->events - k->shown, d ? d : "?");
 		}
 	}
 	fflush(stdout);
 	for (size_t i = 0; i < m; i++)
 		integrity_event_info_free(v[i].info);
 	free(v);
+	free(keys);
 	return ret;
 }
 

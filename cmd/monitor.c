@@ -54,6 +54,7 @@ static struct {
 	char *history;
 	int list;
 	char *since;
+	int repair;
 } o;
 
 /* Events kept for --list: the newest, as JSON Lines, at most this much. */
@@ -92,6 +93,9 @@ struct shown {
 	char rescrub_target[300];
 	uint64_t bad_lbas[8];
 	size_t nbad;
+	/* --repair: what md did with each bad block of an md RAID1 member. */
+	struct integrity_scrub_repair_block repairs[8];
+	size_t nrepairs;
 	/* A device that is gone: its stable name when the device-number
 	 * history had it at the time. */
 	char was[512];
@@ -225,6 +229,9 @@ static bool same_failure(const struct shown *a, const struct shown *b)
 
 	if (!x || !y || x->gone || y->gone || strcmp(x->disk, y->disk) != 0 || !x->count || !y->count)
 		return false;
+	/* md's line tells what md did about the failure: an event of its own. */
+	if (!strcmp(a->ev.source, "md") != !strcmp(b->ev.source, "md"))
+		return false;
 	if (b->ev.usec > a->ev.usec + 1000000)
 		return false;
 	uint64_t xs = x->disk_lba * x->block_size, xe = xs + x->count * x->block_size;
@@ -265,6 +272,40 @@ static const char *event_device(const struct shown *s)
 	if (s->info && s->info->device[0])
 		return s->info->device;
 	return s->ev.device[0] ? s->ev.device : "-";
+}
+
+/* --repair: the bad blocks the scrub found on an md RAID1 member,
+ * rewritten by md from a good copy and checked again. */
+static void md_repair(struct integrity_context *ctx, struct shown *s, const struct integrity_scrub *sc,
+		      const struct integrity_scrub_params *p)
+{
+	const struct integrity_event_info *in = s->info;
+	struct integrity_scrub_report *report = NULL;
+
+	if (integrity_scrub_report_new(&report) < 0 || integrity_scrub_report_add(report, sc, 0) < 0) {
+		integrity_scrub_report_free(report);
+		return;
+	}
+	/* The arrays the blocks are in: above the member, or the device the
+	 * kernel named. */
+	for (size_t i = 0; i <= in->nabove; i++) {
+		const char *name = i < in->nabove ? in->above[i].device : in->device;
+		struct integrity_scrub_repair *rep = NULL;
+		if (strncmp(name, "md", 2) != 0 || integrity_scrub_repair_new(&rep, ctx, name) < 0)
+			continue;
+		if (integrity_scrub_repair_add(rep, report) >= 0 && integrity_scrub_repair_pending(rep)) {
+			struct integrity_scrub_params rp = *p;
+			rp.range_start = rp.range_length = 0;
+			int r = integrity_scrub_repair_run(rep, &rp);
+			if (r < 0)
+				warnx_obj(name, "--repair: %s", strerror(-r));
+			for (size_t k = 0; r >= 0 && k < integrity_scrub_repair_count(rep) &&
+					   s->nrepairs < ARRAY_SIZE(s->repairs); k++)
+				s->repairs[s->nrepairs++] = *integrity_scrub_repair_block(rep, k);
+		}
+		integrity_scrub_repair_free(rep);
+	}
+	integrity_scrub_report_free(report);
 }
 
 /* A scrub of the blocks around the event on the disk that holds them: the
@@ -344,6 +385,8 @@ static void rescrub(struct integrity_context *ctx, struct shown *s, uint64_t aro
 	if (sc) {
 		size_t n;
 		const struct integrity_scrub_error *e = integrity_scrub_errors(sc, &n);
+		if (o.repair && r == 0 && e && n)
+			md_repair(ctx, s, sc, &p);
 		/* Blocks, each once: a block failing two checks is two records. */
 		for (size_t i = 0; e && i < n; i++) {
 			bool seen = false;
@@ -436,6 +479,21 @@ static void show_json(FILE *out, const struct shown *s)
 		json_array_end(&j);
 		json_object_end(&j);
 	}
+	if (s->nrepairs) {
+		json_array_begin(&j, "repairs");
+		for (size_t i = 0; i < s->nrepairs; i++) {
+			const struct integrity_scrub_repair_block *b = &s->repairs[i];
+			json_object_begin(&j, NULL);
+			json_string(&j, "device", b->device);
+			json_u64(&j, "lba", b->lba);
+			json_u64(&j, "count", b->count);
+			json_string(&j, "member", b->member);
+			json_u64(&j, "member_lba", b->member_lba);
+			json_string(&j, "result", integrity_scrub_repair_result_name(b->result));
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+	}
 	json_string(&j, "text", s->ev.text);
 	json_close(&j);
 }
@@ -472,6 +530,11 @@ static void show_text(const struct shown *s)
 		else
 			printf("  scrub of %s %" PRIu64 "+%" PRIu64 ": %" PRIu64 " bad\n", s->rescrub_target,
 			       s->rescrub_start, s->rescrub_blocks, s->rescrub_bad);
+	}
+	for (size_t i = 0; i < s->nrepairs; i++) {
+		const struct integrity_scrub_repair_block *b = &s->repairs[i];
+		printf("  %s LBA %" PRIu64 " (%s LBA %" PRIu64 "): %s\n", b->device, b->lba, b->member, b->member_lba,
+		       integrity_scrub_repair_result_name(b->result));
 	}
 }
 
@@ -957,6 +1020,9 @@ int cmd_monitor(int argc, const char **argv)
 		{ "around", '\0', POPT_ARG_STRING, &o.around, 0,
 		  "scrub this many blocks before and after each error again (default 64)", "BLOCKS" },
 		{ "no-owners", '\0', POPT_ARG_NONE, &o.no_owners, 0, "do not look up what the blocks belong to", NULL },
+		{ "repair", '\0', POPT_ARG_NONE, &o.repair, 0,
+		  "have md RAID1 rewrite the bad blocks that scrub finds on a member from a good copy, and check them again",
+		  NULL },
 		{ "metrics-dir", '\0', POPT_ARG_STRING, &o.metrics_dir, 0,
 		  "write integrityctl_monitor.prom there (node_exporter's textfile collector)", "DIR" },
 		{ "exec", '\0', POPT_ARG_STRING, &o.exec, 0,
@@ -988,6 +1054,8 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, NULL, 0, "monitor: no arguments are taken ('%s'); see --help", args[0]);
 	if (o.no_state && o.state_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--no-state and --state-dir: choose one");
+	if (o.repair && o.no_rescrub)
+		return fail(EXIT_USAGE, NULL, 0, "--repair and --no-rescrub: a repair needs the scrub's bad blocks");
 	if (o.around && (parse_u64(o.around, &around) < 0 || around > (1u << 20)))
 		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)

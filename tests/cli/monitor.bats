@@ -233,6 +233,8 @@ PY
 	assert_failure 2
 	run --separate-stderr ictl monitor --no-state --around x
 	assert_failure 2
+	run --separate-stderr ictl monitor --no-state --repair --no-rescrub
+	assert_failure 2
 	mkfifo fifo
 	run --separate-stderr ictl monitor --no-state --kmsg fifo
 	assert_failure 3

@@ -75,3 +75,61 @@ EOF
 	expect_eq "monitor: restarted, repeats nothing" "$(vm_json again)" ""
 	expect_eq "monitor: restarted, exit" "$(vm_json_status again)" 0
 }
+
+# md RAID1 over two namespaces; two blocks of the first corrupted offline.
+# A read of the first through md0 (which a new array sends to its first
+# mirror) fails there, md rewrites it from the second ("read error
+# corrected"), and the monitor shows the member's error with md0's LBA
+# above it, and md's line; its scrub around the error finds the second
+# block, which nothing read, and --repair has md rewrite it: a scrub of
+# md0 afterwards is clean.
+test_md_raid1() {
+	local a b
+	a=$(vm_img mon-r1a 16M)
+	b=$(vm_img mon-r1b 16M)
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$a" $MON_NS_OPTS r1a) $(vm_nvme "$b" $MON_NS_OPTS r1b) <<'EOF2' || return
+ra=$(vm_nvme_disk r1a) && rb=$(vm_nvme_disk r1b) || { vm_fail "no namespaces"; exit; }
+vm_fill_all $ra
+vm_fill_all $rb
+mkdir -p /run/mdadm
+expect_cmd "md0 raid1" mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --metadata=1.2 \
+	--data-offset=1M --bitmap=none /dev/$ra /dev/$rb
+mdadm --wait /dev/md0
+expect_eq "md0 in sync" "$(cat /sys/block/md0/md/sync_action)" idle
+mdadm --stop /dev/md0
+EOF2
+	# md0's LBAs 1000 and 1016 are the members' 3048 and 3064 (data offset 2048).
+	vm_nvme_poke "$a" 512 8 3048 7
+	vm_nvme_poke "$a" 512 8 3064 7
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$a" $MON_NS_OPTS r1a) $(vm_nvme "$b" $MON_NS_OPTS r1b) <<'EOF2' || true
+ra=$(vm_nvme_disk r1a) && rb=$(vm_nvme_disk r1b) || { vm_fail "no namespaces"; exit; }
+echo "NAME r1a $ra"
+mkdir -p /run/mdadm
+mdadm --assemble /dev/md0 /dev/$ra /dev/$rb >/dev/null 2>&1
+vm_wait 10 test -e /sys/block/md0/md/dev-$ra
+integrityctl -J monitor --no-state --no-owners --repair >/tmp/mon.json 2>/tmp/mon.err &
+mon=$!
+dd if=/dev/md0 of=/dev/null bs=4096 skip=125 count=1 iflag=direct 2>/dev/null || vm_fail "md0 did not read from its good copy"
+vm_wait 120 grep -q '"md-corrected"' /tmp/mon.json || vm_fail "no md event from the monitor"
+vm_wait 120 grep -q '"member_lba":3064' /tmp/mon.json || vm_fail "no repair of the block nothing read"
+kill -TERM $mon
+wait $mon
+echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+sed 's/^/#   stderr: /' /tmp/mon.err
+dmesg | grep -E 'md/raid1|protection error|I/O Cmd' | sed 's/^/#   dmesg: /'
+ictl_json after integrityctl scrub -J --no-state /dev/md0
+EOF2
+	local j ra
+	ra=$(sed -n 's/^NAME r1a //p' <<<"$VM_OUTPUT")
+	j=$(vm_json mon | jq -cs 'map(select(.kind != "more"))')
+	expect_eq "md: the member's error, with md0's LBA above it" \
+		"$(jq -c "[.[] | select(.kname == \"$ra\" and .kind == \"guard\") | [.disk_lba, (.above | map(select(.device == \"md0\")) | .[0].lba)]] | .[0]" <<<"$j")" \
+		'[3048,1000]'
+	expect_eq "md: its line, on the member" \
+		"$(jq -c "[.[] | select(.kind == \"md-corrected\") | [.kname, .array, .sources]] | .[0]" <<<"$j")" \
+		"[\"$ra\",\"md0\",[\"md\"]]"
+	expect_eq "md: the block nothing read, found around the error and repaired" \
+		"$(jq -c '[.[].repairs[]? | select(.member_lba == 3064) | [.device, .lba, .result]] | .[0]' <<<"$j")" \
+		'["md0",1016,"repaired"]'
+	expect_eq "md: a scrub afterwards is clean" "$(vm_json_status after)" 0
+}

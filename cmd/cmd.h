@@ -79,6 +79,9 @@ int open_device(const char *name, struct integrity_context **ctx, struct integri
  * by-path, UUID, PARTLABEL, LABEL, diskseq; NULL when it has none. */
 const char *resolve_best_link(const struct integrity_resolve *res);
 
+/* Levenshtein distance of two short words ((size_t)-1 past 63 letters). */
+size_t edit_distance(const char *a, const char *b);
+
 /* popt helpers: a context for argv, parsed; on a popt error print it and
  * return EXIT_USAGE.  Returns 0 and sets *ctx otherwise. */
 int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,

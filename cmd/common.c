@@ -98,6 +98,50 @@ int open_device(const char *name, struct integrity_context **ctx, struct integri
 	return 0;
 }
 
+size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (lb >= sizeof(prev) / sizeof(prev[0]))
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
+	}
+	return prev[lb];
+}
+
+/* The long option of table (and the tables it includes) nearest to opt
+ * ("--no-stat"): a prefix of one, or one or two letters off; NULL when
+ * none is that near. */
+static const char *nearest_option(const struct poptOption *table, const char *opt, size_t *best_d,
+				  const char *best)
+{
+	for (const struct poptOption *t = table; t && (t->longName || t->shortName || t->arg); t++) {
+		if ((t->argInfo & POPT_ARG_MASK) == POPT_ARG_INCLUDE_TABLE) {
+			best = nearest_option(t->arg, opt, best_d, best);
+			continue;
+		}
+		if (!t->longName)
+			continue;
+		size_t d = edit_distance(opt, t->longName);
+		if (strncmp(t->longName, opt, strlen(opt)) == 0)
+			d = 1;
+		if (d < *best_d) {
+			*best_d = d;
+			best = t->longName;
+		}
+	}
+	return best;
+}
+
 int parse_options(poptContext *ctxp, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage)
 {
@@ -108,9 +152,18 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	while ((rc = poptGetNextOpt(ctx)) > 0)
 		;
 	if (rc < -1) {
-		fprintf(stderr, "integrityctl: %s: %s: %s\n", name, poptBadOption(ctx, 0),
-			poptStrerror(rc));
-		fprintf(stderr, "Try '%s --help'.\n", name);
+		/* name is "integrityctl COMMAND": the prefix once. */
+		const char *bad = poptBadOption(ctx, 0);
+		fprintf(stderr, "%s: %s: %s", name, bad, poptStrerror(rc));
+		if (rc == POPT_ERROR_BADOPT && bad && bad[0] == '-' && bad[1] == '-' && bad[2]) {
+			char opt[64];
+			snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(bad + 2, "="), bad + 2);
+			size_t d = 3;
+			const char *near = nearest_option(table, opt, &d, NULL);
+			if (near)
+				fprintf(stderr, ". Did you mean '--%s'?", near);
+		}
+		fprintf(stderr, "\nTry '%s --help'.\n", name);
 		poptFreeContext(ctx);
 		*ctxp = NULL;
 		return EXIT_USAGE;

@@ -4,6 +4,7 @@
 # and the value, or handled as documented.  Run it with an ASan build
 # (INTEGRITYCTL=build-asan/integrityctl) too: some of these were memory bugs.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
@@ -266,4 +267,22 @@ PY
 	# Valid UTF-8 (jq alone would mend it), each bad byte one U+FFFD.
 	iconv -f UTF-8 -t UTF-8 <<<"$output" >/dev/null
 	[ "$(jq -r '.partitions[0].name' <<<"$output")" = $'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdb\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdc' ]
+}
+
+@test "an unknown option: the command named once, the nearest option suggested, exit 2" {
+	run --separate-stderr ictl scrub --no-stat image
+	assert_failure 2
+	[ "$stderr" = "integrityctl scrub: --no-stat: unknown option. Did you mean '--no-state'?
+Try 'integrityctl scrub --help'." ]
+	run --separate-stderr ictl pi generate --formt=T10-DIF-TYPE1-CRC data
+	assert_failure 2
+	[[ $stderr == "integrityctl pi generate: --formt=T10-DIF-TYPE1-CRC: unknown option. Did you mean '--format'?"* ]]
+	# A global option is suggested as well.
+	run --separate-stderr ictl status --jsn
+	assert_failure 2
+	[[ $stderr == *"Did you mean '--json'?"* ]]
+	# Nothing near: no guess.
+	run --separate-stderr ictl monitor --zzzzzz
+	assert_failure 2
+	[[ $stderr != *"Did you mean"* ]]
 }

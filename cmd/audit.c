@@ -218,7 +218,7 @@ int cmd_audit(int argc, const char **argv)
 	_cleanup_free_ char *state_dir = NULL;
 	int r;
 
-	r = parse_options(&pc, "integrityctl audit", argc, argv, table, "");
+	r = parse_options(&pc, "integrityctl audit", argc, argv, table, "[OPTIONS]");
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);

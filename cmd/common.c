@@ -145,8 +145,12 @@ static const char *nearest_option(const struct poptOption *table, const char *op
 int parse_options(poptContext *ctxp, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage)
 {
-	poptContext ctx = poptGetContext(name, argc, argv, table, 0);
 	int rc;
+
+	/* popt's usage line starts with argv[0]: "integrityctl COMMAND". */
+	if (argc > 0)
+		argv[0] = name;
+	poptContext ctx = poptGetContext(name, argc, argv, table, 0);
 
 	poptSetOtherOptionHelp(ctx, usage);
 	while ((rc = poptGetNextOpt(ctx)) > 0)

@@ -91,6 +91,12 @@ static int close_stdout(int ret)
 	return EXIT_FAIL;
 }
 
+static void print_version(void)
+{
+	printf("integrityctl %s (libintegrity %s, crc %s)\n", PACKAGE_VERSION, integrity_version(),
+	       integrity_crc_implementation());
+}
+
 static int run(int argc, const char **argv)
 {
 	int version = 0, help = 0;
@@ -113,8 +119,7 @@ static int run(int argc, const char **argv)
 		return EXIT_USAGE;
 	}
 	if (version) {
-		printf("integrityctl %s (libintegrity %s, crc %s)\n", PACKAGE_VERSION,
-		       integrity_version(), integrity_crc_implementation());
+		print_version();
 		return EXIT_CLEAN;
 	}
 
@@ -133,6 +138,17 @@ static int run(int argc, const char **argv)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "allocating arguments");
 	for (int i = 0; i < nrest; i++)
 		cargv[i] = rest[i];
+
+	/* -h and -V mean the same after a command as before it; "--" ends
+	 * the options. */
+	for (int i = 1; i < nrest && strcmp(cargv[i], "--") != 0; i++) {
+		if (!strcmp(cargv[i], "-V") || !strcmp(cargv[i], "--version")) {
+			print_version();
+			return EXIT_CLEAN;
+		}
+		if (!strcmp(cargv[i], "-h"))
+			cargv[i] = "--help";
+	}
 
 	int ret = -1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

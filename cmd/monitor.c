@@ -1046,7 +1046,7 @@ int cmd_monitor(int argc, const char **argv)
 	uint64_t around = 64;
 	int r;
 
-	r = parse_options(&pc, "integrityctl monitor", argc, argv, table, "");
+	r = parse_options(&pc, "integrityctl monitor", argc, argv, table, "[OPTIONS]");
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);

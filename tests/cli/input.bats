@@ -286,3 +286,25 @@ Try 'integrityctl scrub --help'." ]
 	assert_failure 2
 	[[ $stderr != *"Did you mean"* ]]
 }
+
+@test "-h and -V after any command, as before it; usage lines name the command" {
+	local cmd
+	for cmd in $(ictl --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+		run --separate-stderr ictl "$cmd" -h
+		assert_success
+		assert_line --index 0 --regexp "^Usage: integrityctl $cmd( |\$)"
+		run --separate-stderr ictl "$cmd" --help
+		assert_success
+		assert_line --index 0 --regexp "^Usage: integrityctl $cmd( |\$)"
+		run --separate-stderr ictl "$cmd" -V
+		assert_success
+		assert_output "$(ictl --version)"
+	done
+	run --separate-stderr ictl pi verify -h
+	assert_success
+	assert_line --index 0 --regexp "^Usage: integrityctl pi verify "
+	# After "--", -h is an argument.
+	run --separate-stderr ictl resolve -- -h
+	[ "$status" -ne 0 ]
+	[[ $output != Usage:* ]]
+}

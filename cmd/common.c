@@ -142,6 +142,12 @@ static const char *nearest_option(const struct poptOption *table, const char *op
 	return best;
 }
 
+/* "integrityctl pi generate": "pi generate". */
+static const char *command_of(const char *name)
+{
+	return strncmp(name, "integrityctl ", 13) == 0 ? name + 13 : name;
+}
+
 int parse_options(poptContext *ctxp, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage)
 {
@@ -156,9 +162,10 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	while ((rc = poptGetNextOpt(ctx)) > 0)
 		;
 	if (rc < -1) {
-		/* name is "integrityctl COMMAND": the prefix once. */
+		/* name is "integrityctl COMMAND": the prefix once, as every
+		 * message has it ("integrityctl: COMMAND: ..."). */
 		const char *bad = poptBadOption(ctx, 0);
-		fprintf(stderr, "%s: %s: %s", name, bad, poptStrerror(rc));
+		fprintf(stderr, "integrityctl: %s: %s: %s", command_of(name), bad, poptStrerror(rc));
 		if (rc == POPT_ERROR_BADOPT && bad && bad[0] == '-' && bad[1] == '-' && bad[2]) {
 			char opt[64];
 			snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(bad + 2, "="), bad + 2);
@@ -168,6 +175,12 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 				fprintf(stderr, ". Did you mean '--%s'?", near);
 		}
 		fprintf(stderr, "\nTry '%s --help'.\n", name);
+		poptFreeContext(ctx);
+		*ctxp = NULL;
+		return EXIT_USAGE;
+	}
+	if (gopt.json && gopt.raw) {
+		fprintf(stderr, "integrityctl: %s: -J/--json and -r/--raw: choose one\n", command_of(name));
 		poptFreeContext(ctx);
 		*ctxp = NULL;
 		return EXIT_USAGE;

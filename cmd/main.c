@@ -122,6 +122,10 @@ static int run(int argc, const char **argv)
 		print_version();
 		return EXIT_CLEAN;
 	}
+	if (gopt.json && gopt.raw) {
+		fputs("integrityctl: -J/--json and -r/--raw: choose one\n", stderr);
+		return EXIT_USAGE;
+	}
 
 	const char **rest = poptGetArgs(ctx);
 	if (help || !rest || !rest[0]) {

@@ -177,6 +177,10 @@ int cmd_scrub(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
+	if (o.status && o.all) {
+		poptFreeContext(pc);
+		return fail(EXIT_USAGE, NULL, 0, "scrub: --status and --all: choose one");
+	}
 	if (o.status) {
 		ret = show_status(state_dir, args ? args[0] : NULL);
 		poptFreeContext(pc);

@@ -272,11 +272,11 @@ PY
 @test "an unknown option: the command named once, the nearest option suggested, exit 2" {
 	run --separate-stderr ictl scrub --no-stat image
 	assert_failure 2
-	[ "$stderr" = "integrityctl scrub: --no-stat: unknown option. Did you mean '--no-state'?
+	[ "$stderr" = "integrityctl: scrub: --no-stat: unknown option. Did you mean '--no-state'?
 Try 'integrityctl scrub --help'." ]
 	run --separate-stderr ictl pi generate --formt=T10-DIF-TYPE1-CRC data
 	assert_failure 2
-	[[ $stderr == "integrityctl pi generate: --formt=T10-DIF-TYPE1-CRC: unknown option. Did you mean '--format'?"* ]]
+	[[ $stderr == "integrityctl: pi generate: --formt=T10-DIF-TYPE1-CRC: unknown option. Did you mean '--format'?"* ]]
 	# A global option is suggested as well.
 	run --separate-stderr ictl status --jsn
 	assert_failure 2
@@ -307,4 +307,17 @@ Try 'integrityctl scrub --help'." ]
 	run --separate-stderr ictl resolve -- -h
 	[ "$status" -ne 0 ]
 	[[ $output != Usage:* ]]
+}
+
+@test "conflicting options are refused with exit 2, naming both" {
+	run --separate-stderr ictl status -J -r
+	assert_failure 2
+	[ "$stderr" = "integrityctl: status: -J/--json and -r/--raw: choose one" ]
+	run --separate-stderr ictl -J -r status
+	assert_failure 2
+	run --separate-stderr ictl -J part list -r /dev/null
+	assert_failure 2
+	run --separate-stderr ictl scrub --all --status
+	assert_failure 2
+	[[ $stderr == *"--status and --all"* ]]
 }

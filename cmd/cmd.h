@@ -91,7 +91,8 @@ int parse_options(poptContext *ctx, const char *name, int argc, const char **arg
  * digits only (no sign, no blanks, a leading zero is not octal); -EINVAL for
  * anything else, -ERANGE past 64 bits.  parse_u64_hex() also takes 0x-prefixed hex, for the options that
  * document it.  parse_size() takes a binary suffix (K, M, G, T, P, E; KiB,
- * KB).  parse_duration(): N[.N][s|m|h|d], more than 0, at most a year. */
+ * KB), and with one a fraction that makes whole bytes ("1.5G"; -EDOM when
+ * it does not).  parse_duration(): N[.N][s|m|h|d], more than 0, at most a year. */
 int parse_u64_hex(const char *s, uint64_t *v);
 int parse_size(const char *s, uint64_t *v);
 int parse_duration(const char *s, double *secs);

@@ -212,11 +212,26 @@ int parse_size(const char *s, uint64_t *v)
 {
 	static const char suffixes[] = "KMGTPE";
 	const char *end, *p;
-	uint64_t x;
+	uint64_t x, frac = 0, scale = 1;
 	int r = parse_digits(s, &end, &x);
 
 	if (r < 0)
 		return r;
+	/* A fraction, as sizes are printed ("1.5G"): with a suffix, and only
+	 * when it makes whole bytes. */
+	if (*end == '.') {
+		end++;
+		if (!isdigit((unsigned char)*end))
+			return -EINVAL;
+		for (; isdigit((unsigned char)*end); end++) {
+			if (scale >= 1000000000000ull)
+				return -EINVAL;
+			frac = frac * 10 + (uint64_t)(*end - '0');
+			scale *= 10;
+		}
+		if (!*end)
+			return -EINVAL;
+	}
 	if (*end) {
 		p = strchr(suffixes, end[0] & ~0x20);
 		if (!p || !end[0])
@@ -227,7 +242,20 @@ int parse_size(const char *s, uint64_t *v)
 			if (x > UINT64_MAX / 1024)
 				return -ERANGE;
 			x *= 1024;
+			/* frac / scale of a unit, kept exact while it divides. */
+			if (frac && frac > UINT64_MAX / 1024)
+				return -ERANGE;
+			frac *= 1024;
+			while (scale > 1 && frac % 10 == 0 && scale % 10 == 0) {
+				frac /= 10;
+				scale /= 10;
+			}
 		}
+		if (frac % scale)
+			return -EDOM;	/* not a whole number of bytes */
+		if (x > UINT64_MAX - frac / scale)
+			return -ERANGE;
+		x += frac / scale;
 	}
 	*v = x;
 	return 0;

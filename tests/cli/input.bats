@@ -125,7 +125,7 @@ new_loop() {
 	random_file data 65536 1
 	ictl -q pi generate data -o dif
 	scrub() { ictl scrub --no-state --format T10-DIF-TYPE1-CRC "$@" dif; }
-	for rate in ' -1' '-1' '0' '1X' '0x10' ' 5M'; do
+	for rate in ' -1' '-1' '0' '1X' '0x10' ' 5M' '1.5' '1.' '.5M' '0.1K' '1.5.5M'; do
 		run scrub --rate "$rate"
 		assert_failure 2
 		assert_output --partial "--rate '$rate'"
@@ -140,8 +140,12 @@ new_loop() {
 	assert_output --partial "--range '100:0': LEN must be at least one block"
 	run scrub --range ' 1:2'
 	assert_failure 2
-	# What is documented still works.
+	# What is documented still works; sizes as they are printed too.
 	run scrub -q --range 100: --duration 1.5h --rate 50M
+	assert_success
+	run scrub -q --rate 1.5G
+	assert_success
+	run scrub -q --rate 0.5K
 	assert_success
 	run scrub -J --range 0:010
 	assert_success

@@ -347,8 +347,11 @@ void report_human(FILE *out, struct run *run, int r)
 	report_arrays_human(out, run);
 	if (integrity_scrub_note(s))
 		fprintf(out, "  note: %s\n", integrity_scrub_note(s));
-	if (r == -EINTR || r == -ETIME)
-		fprintf(out, "  stopped at block %" PRIu64 "; run again to resume\n", p->done);
+	if ((r == -EINTR || r == -ETIME) && integrity_scrub_state_path(s))
+		fprintf(out, "  stopped at block %" PRIu64 "; saved: run again to resume\n", p->done);
+	else if (r == -EINTR || r == -ETIME)
+		fprintf(out, "  stopped at block %" PRIu64 "; nothing saved (--no-state): a run again starts from the "
+			"beginning\n", p->done);
 }
 
 void write_report(FILE *f, void *data)

@@ -288,8 +288,10 @@ void run_finish(struct run *run, struct integrity_scrub_report *report, size_t a
 		run->code = EXIT_FAIL;
 	else if (p->bad_blocks || p->io_errors)
 		run->code = EXIT_BAD;
+	else if ((r == -EINTR || r == -ETIME) && integrity_scrub_state_path(run->scrub))
+		run->code = EXIT_INTERRUPTED;	/* its checkpoint says where to go on */
 	else if (r == -EINTR || r == -ETIME)
-		run->code = EXIT_INTERRUPTED;
+		run->code = EXIT_FAIL;	/* stopped, and nothing to go on from */
 	else
 		run->code = EXIT_CLEAN;
 	/* Metrics that were asked for and are missing: the run failed,

@@ -281,8 +281,15 @@ static int load_checkpoint(struct integrity_scrub *s)
 		s->errors = cp.errors;
 		memset(&cp.errors, 0, sizeof(cp.errors));
 		s->started_wall = (time_t)cp.started;
-		scrub_add_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " (checkpoint %s)", s->progress.done,
-			       s->progress.end, s->state_path);
+		/* When it was saved: a run without state since then went on
+		 * from nothing, so this one may go on from long ago. */
+		char when[32] = "?";
+		time_t t = (time_t)cp.updated;
+		struct tm tm;
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		scrub_add_note(s, "resuming at block %" PRIu64 " of %" PRIu64 " from the checkpoint saved %s (%s)",
+			       s->progress.done, s->progress.end, when, s->state_path);
 	}
 	scrub_checkpoint_free(&cp);
 	return 0;

@@ -623,3 +623,19 @@ lock_held_by() {
 	[ "$status" -eq 3 ]
 	[[ "$stderr" == *"cannot write the checkpoint full/file_"*".scrub: No space left on device"* ]]
 }
+
+@test "a stop: 'resume' and exit 4 only when a checkpoint was written; the resumed run says from when" {
+	random_file data 1048576 61
+	ictl -q pi generate data -o dif
+	run --separate-stderr ictl scrub --no-state --format T10-DIF-TYPE1-CRC --rate 4K --duration 0.2s dif
+	assert_failure 3
+	assert_line --partial "nothing saved (--no-state): a run again starts from the beginning"
+	refute_output --partial "resume"
+	mkdir -m 700 st
+	run --separate-stderr ictl scrub --state-dir st --format T10-DIF-TYPE1-CRC --rate 4K --duration 0.2s dif
+	assert_failure 4
+	assert_line --partial "saved: run again to resume"
+	run --separate-stderr ictl scrub --state-dir st --format T10-DIF-TYPE1-CRC dif
+	assert_success
+	[[ $stderr =~ "resuming at block "[0-9]+" of 2048 from the checkpoint saved "[0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
+}

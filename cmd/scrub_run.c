@@ -29,10 +29,15 @@ volatile sig_atomic_t stop_signal;
  * not distort it. */
 static void draw_progress(struct run *run, const struct integrity_scrub_progress *p, bool final)
 {
+	static int tty = -1;
 	double now = now_monotonic();
 	char done[32], total[32], rate[32], eta[32];
 
-	if (!run->progress_bar || (!final && now - run->last_draw < 0.25))
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	/* Redrawn in place on a terminal; elsewhere (a log, a file) a line
+	 * every ten seconds. */
+	if (!run->progress_bar || (!final && now - run->last_draw < (tty ? 0.25 : 10.0)))
 		return;
 	run->last_draw = now;
 	uint64_t span = p->end - p->start;
@@ -40,13 +45,15 @@ static void draw_progress(struct run *run, const struct integrity_scrub_progress
 	uint64_t run_blocks = p->done - p->resumed_from;
 	double speed = p->run_elapsed > 0 ? (double)run_blocks / p->run_elapsed : 0;
 	uint32_t bs = integrity_scrub_block_size(run->scrub);
-	fprintf(stderr, "\r%5.1f%%  %s / %s  %s/s  ETA %s  bad %" PRIu64 "  ", pct,
+	fprintf(stderr, tty ? "\r%5.1f%%  %s / %s  %s/s  ETA %s  bad %" PRIu64 "  "
+			    : "%5.1f%%  %s / %s  %s/s  ETA %s  bad %" PRIu64 "\n",
+		pct,
 		format_size((p->done - p->start) * bs, done, sizeof(done)),
 		format_size(span * bs, total, sizeof(total)),
 		format_size((uint64_t)(speed * bs), rate, sizeof(rate)),
 		speed > 0 ? format_duration((double)(p->end - p->done) / speed, eta, sizeof(eta)) : "-",
 		p->bad_blocks);
-	if (final)
+	if (final && tty)
 		fputc('\n', stderr);
 }
 

@@ -86,6 +86,11 @@ wait_checkpoint() {
 	refute_output --partial "ETA"
 	run ictl scrub --no-state --progress=always --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_output --partial "ETA"
+	# Into a file: whole lines, never joined with carriage returns.
+	ictl scrub --no-state --progress=always --format T10-DIF-TYPE1-CRC --pi-file pi data 2>progress.log || true
+	grep -q 'ETA' progress.log
+	! grep -q $'\r' progress.log
+	[ "$(tail -c 1 progress.log | od -An -c | tr -d ' ')" = '\n' ]
 	run ictl scrub --no-state --progress=sometimes data
 	assert_failure 2
 }

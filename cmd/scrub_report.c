@@ -331,19 +331,32 @@ void report_human(FILE *out, struct run *run, int r)
 	}
 	double rate = p->run_elapsed > 0 ? (double)(p->done - p->resumed_from) *
 						   integrity_scrub_block_size(s) / p->run_elapsed : 0;
-	fprintf(out,
-		"%s: %s, method %s, protection %s\n"
-		"  checked %" PRIu64 " of %" PRIu64 " blocks (%s) in %s at %s/s\n"
-		"  bad blocks %" PRIu64 ", I/O errors %" PRIu64 "\n",
-		run->target, status_word(r), integrity_scrub_method_name(integrity_scrub_get_method(s)),
-		integrity_scrub_protection(s), p->done - p->start, p->end - p->start,
-		format_size(p->bytes_checked, a, sizeof(a)), format_duration(p->elapsed, b, sizeof(b)),
-		format_size((uint64_t)rate, c, sizeof(c)), p->bad_blocks, p->io_errors);
+	bool resumed = p->resumed_from > p->start;
+	fprintf(out, "%s: %s, method %s, protection %s\n", run->target, status_word(r),
+		integrity_scrub_method_name(integrity_scrub_get_method(s)), integrity_scrub_protection(s));
+	/* A resumed scrub: the time of all runs, and this run's own time
+	 * beside its own rate. */
+	if (resumed)
+		fprintf(out, "  checked %" PRIu64 " of %" PRIu64 " blocks (%s) in %s, over more than one run\n",
+			p->done - p->start, p->end - p->start, format_size(p->bytes_checked, a, sizeof(a)),
+			format_duration(p->elapsed, b, sizeof(b)));
+	else
+		fprintf(out, "  checked %" PRIu64 " of %" PRIu64 " blocks (%s) in %s at %s/s\n", p->done - p->start,
+			p->end - p->start, format_size(p->bytes_checked, a, sizeof(a)),
+			format_duration(p->elapsed, b, sizeof(b)), format_size((uint64_t)rate, c, sizeof(c)));
+	fprintf(out, "  bad blocks %" PRIu64 ", I/O errors %" PRIu64 "\n", p->bad_blocks, p->io_errors);
 	if (run->owners)
 		fprintf(out, "  damaged files: %zu\n", integrity_owners_damaged_files(run->owners));
-	if (p->resumed_from > p->start)
-		fprintf(out, "  this run checked blocks %" PRIu64 " to %" PRIu64 "; earlier runs the rest before it\n",
-			p->resumed_from, p->done);
+	/* Blocks FIRST to LAST, both checked. */
+	if (resumed && p->done > p->resumed_from)
+		fprintf(out,
+			"  this run checked blocks %" PRIu64 " to %" PRIu64 " in %s at %s/s; earlier runs the rest "
+			"before it\n",
+			p->resumed_from, p->done - 1, format_duration(p->run_elapsed, b, sizeof(b)),
+			format_size((uint64_t)rate, c, sizeof(c)));
+	else if (resumed)
+		fprintf(out, "  this run checked nothing; earlier runs checked blocks %" PRIu64 " to %" PRIu64 "\n",
+			p->start, p->done ? p->done - 1 : 0);
 	report_arrays_human(out, run);
 	if (integrity_scrub_note(s))
 		fprintf(out, "  note: %s\n", integrity_scrub_note(s));

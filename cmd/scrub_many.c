@@ -27,14 +27,22 @@
 
 /* One progress line of a target: device, stable name, percent, rate, ETA
  * and bad blocks so far.  Under the batch's lock. */
-static void progress_line(FILE *f, const struct run *run)
+static int name_width(const struct run *run)
+{
+	return (int)(strlen(run->target) + (run->stable ? strlen(run->stable) + 3 : 0));
+}
+
+static void progress_line(FILE *f, const struct run *run, int width)
 {
 	const struct integrity_scrub_progress *p = &run->seen;
 	char rate[32], eta[32];
-	const char *what = run->state == RUN_PENDING ? "waiting" : run->state == RUN_DONE ? "done" : "running";
+	/* A run that ended: how (a stop is not "done"). */
+	const char *end = run->r == -EINTR || run->r == -ETIME ? "stopped" : run->r < 0 ? "failed" : "done";
+	const char *what = run->state == RUN_PENDING ? "waiting" : run->state == RUN_DONE ? end : "running";
 
-	fprintf(f, "%s%s%s%s  ", run->target, run->stable ? " (" : "", run->stable ? run->stable : "",
-		run->stable ? ")" : "");
+	/* The names padded to the longest: the columns line up. */
+	fprintf(f, "%s%s%s%s%*s  ", run->target, run->stable ? " (" : "", run->stable ? run->stable : "",
+		run->stable ? ")" : "", width - name_width(run), "");
 	if (!run->seen_any) {
 		fprintf(f, "%s", what);
 		return;
@@ -55,6 +63,11 @@ static void progress_line(FILE *f, const struct run *run)
 static void draw_batch(struct batch *b, bool final)
 {
 	double now = now_monotonic();
+	int width = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (name_width(&b->runs[i]) > width)
+			width = name_width(&b->runs[i]);
 
 	if (!b->lines)
 		return;
@@ -63,7 +76,7 @@ static void draw_batch(struct batch *b, bool final)
 			fprintf(stderr, "\033[%uA", b->drawn);
 		for (size_t i = 0; i < b->n; i++) {
 			fputs("\r\033[2K", stderr);
-			progress_line(stderr, &b->runs[i]);
+			progress_line(stderr, &b->runs[i], width);
 			fputc('\n', stderr);
 		}
 		b->drawn = (unsigned)b->n;
@@ -72,7 +85,7 @@ static void draw_batch(struct batch *b, bool final)
 		for (size_t i = 0; i < b->n; i++) {
 			if (!b->runs[i].seen_any || (!final && b->runs[i].state != RUN_RUNNING))
 				continue;
-			progress_line(stderr, &b->runs[i]);
+			progress_line(stderr, &b->runs[i], width);
 			fputc('\n', stderr);
 		}
 	}
@@ -218,6 +231,8 @@ static void job_finished(void *data, size_t i, const struct integrity_scrub_repo
 	if (run->scrub)
 		run_finish(run, (struct integrity_scrub_report *)report, i, integrity_scrub_report_result(report, i));
 	pthread_mutex_lock(&run->batch->lock);
+	if (!run->scrub)
+		run->r = integrity_scrub_report_result(report, i);
 	run->state = RUN_DONE;
 	pthread_mutex_unlock(&run->batch->lock);
 }

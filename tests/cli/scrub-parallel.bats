@@ -200,4 +200,16 @@ read_runs() {
 	run --separate-stderr ictl scrub -q --no-state --progress never "${fmt[@]}" a b
 	assert_failure 1
 	[ -z "$stderr" ]
+	# Names of different lengths: the columns line up.
+	image longer-name 1048576 13
+	run --separate-stderr ictl scrub --no-state --progress always "${fmt[@]}" a longer-name
+	assert_success
+	grep -qx 'a            100.0%  .*/s  ETA -  bad 0  done' <<<"$stderr"
+	grep -qx 'longer-name  100.0%  .*/s  ETA -  bad 0  done' <<<"$stderr"
+	# Stopped by --duration: "stopped", not "done".
+	mkdir -m 700 st
+	run --separate-stderr ictl scrub --state-dir st --progress always --rate 8K --duration 0.3s "${fmt[@]}" a longer-name
+	assert_failure 4
+	[ "$(grep -c '  stopped$' <<<"$stderr")" -eq 2 ]
+	refute grep -q '  done$' <<<"$stderr"
 }

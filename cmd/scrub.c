@@ -286,7 +286,8 @@ int cmd_scrub(int argc, const char **argv)
 					   (strcmp(progress_mode, "auto") == 0 && isatty(STDERR_FILENO)));
 	if (!o.no_state) {
 		if (mkdir(state_dir, 0755) < 0 && errno != EEXIST) {
-			ret = fail(EXIT_FAIL, state_dir, -errno, "cannot create the state directory");
+			ret = fail(EXIT_FAIL, state_dir, -errno,
+				   "cannot create the state directory (give --state-dir DIR, or --no-state)");
 			goto out;
 		}
 		params.state_dir = state_dir;

@@ -164,8 +164,15 @@ int setup_error(const char *target, int r, const struct integrity_scrub *s)
 			return fail(EXIT_FAIL, target, 0, "%s", why);
 		return fail(EXIT_FAIL, target, 0, "the chosen --method is not available for this target");
 	case -EBADMSG:
+		/* Only the PI file that was given is named. */
+		if (pi_opts.pi_file)
+			return fail(EXIT_USAGE, target, 0,
+				    "its size, or the size of the PI file %s, is not a whole number of blocks of this "
+				    "geometry: check --format, --interval and --metadata-size",
+				    pi_opts.pi_file);
 		return fail(EXIT_USAGE, target, 0,
-			    "its size, or its PI file's, is not a whole number of blocks of this geometry");
+			    "its size is not a whole number of blocks of this geometry (data and PI interleaved): "
+			    "check --format, --interval and --metadata-size, or give the PI's file with --pi-file");
 	case -ERANGE:
 		return fail(EXIT_USAGE, target, 0, "--range goes past the end");
 	case -ENOTBLK:

@@ -325,3 +325,15 @@ Try 'integrityctl scrub --help'." ]
 	assert_failure 2
 	[[ $stderr == *"--status and --all"* ]]
 }
+
+@test "scrub: an image that is no whole number of blocks names the PI file only when one was given" {
+	random_file odd 1000 71
+	run --separate-stderr ictl scrub --no-state --format T10-DIF-TYPE1-CRC odd
+	assert_failure 2
+	[[ $stderr == *"its size is not a whole number of blocks"* ]]
+	[[ $stderr != *"PI file"* ]]
+	random_file pi 100 72
+	run --separate-stderr ictl scrub --no-state --format T10-DIF-TYPE1-CRC --pi-file pi odd
+	assert_failure 2
+	[[ $stderr == *"the PI file pi"* ]]
+}

@@ -420,7 +420,7 @@ int cmd_format(int argc, const char **argv)
 		return r;
 	name = integrity_device_name(dev);
 	if (integrity_device_partno(dev))
-		return fail(EXIT_FAIL, name, 0, "is a partition: a format applies to the whole disk (%s) and erases "
+		return fail(EXIT_USAGE, name, 0, "is a partition: a format applies to the whole disk (%s) and erases "
 			    "all of its partitions", integrity_device_disk_name(dev));
 	/* First: a device in use is refused whatever else is wrong with the request. */
 	r = integrity_device_in_use(dev, why, sizeof(why));

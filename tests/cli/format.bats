@@ -51,9 +51,9 @@ teardown() {
 	assert_output --partial "block size 1000: want a power of two"
 }
 
-@test "partitions, unknown devices and saved sysfs trees are refused with exit 3" {
+@test "a partition is refused with exit 2, as every command that needs a disk does; unknown devices and saved sysfs trees with exit 3" {
 	run ictl format --sysfs-root "$sys" sda17 --pi-type 1 --yes
-	assert_failure 3
+	assert_failure 2
 	assert_output "integrityctl: sda17: is a partition: a format applies to the whole disk (sda) and erases all of its partitions"
 	run ictl format --sysfs-root "$sys" nosuch --pi-type 1
 	assert_failure 3

@@ -215,8 +215,8 @@ refuse() {
 	expect_match "format $*: message" "$_o" "$_p"
 }
 
-refuse 3 "is a partition: a format applies to the whole disk \\($d\\)" ${d}p1 --pi-type 1 --yes
-refuse 3 "is a partition" /dev/${d}p2 --pi-type 0 --yes --dry-run
+refuse 2 "is a partition: a format applies to the whole disk \\($d\\)" ${d}p1 --pi-type 1 --yes
+refuse 2 "is a partition" /dev/${d}p2 --pi-type 0 --yes --dry-run
 
 # Read-only mounts: a mount must not change the contents compared below.
 mkdir -p /mnt/a

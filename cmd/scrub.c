@@ -48,8 +48,12 @@ static int show_status(const char *state_dir, const char *target)
 	scols_table_enable_raw(tb, gopt.raw);
 	scols_table_enable_noheadings(tb, gopt.noheadings);
 	scols_table_set_name(tb, "scrubs");
-	for (size_t k = 0; k < ARRAY_SIZE(heads); k++)
-		scols_table_new_column(tb, heads[k], 0, 0);
+	for (size_t k = 0; k < ARRAY_SIZE(heads); k++) {
+		struct libscols_column *cl = scols_table_new_column(tb, heads[k], 0, 0);
+		/* In JSON, numbers: progress in percent, elapsed in seconds. */
+		if (cl && k >= 5 && k <= 8)
+			scols_column_set_json_type(cl, SCOLS_JSON_NUMBER);
+	}
 	size_t shown = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct integrity_scrub_state *st = &states[i];
@@ -69,10 +73,14 @@ static int show_status(const char *state_dir, const char *target)
 		line_printf(ln, 3, "%s", st->method);
 		line_printf(ln, 4, "%s", st->protection);
 		if (span && st->progress.done >= st->progress.start)
-			line_printf(ln, 5, "%.1f%%", 100.0 * (double)(st->progress.done - st->progress.start) / (double)span);
+			line_printf(ln, 5, gopt.json ? "%.1f" : "%.1f%%",
+				    100.0 * (double)(st->progress.done - st->progress.start) / (double)span);
 		line_printf(ln, 6, "%" PRIu64, st->progress.bad_blocks);
 		line_printf(ln, 7, "%" PRIu64, st->progress.io_errors);
-		line_printf(ln, 8, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
+		if (gopt.json)
+			line_printf(ln, 8, "%.3f", st->progress.elapsed);
+		else
+			line_printf(ln, 8, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
 		line_printf(ln, 9, "%s", when);
 		shown++;
 	}

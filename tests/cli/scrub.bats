@@ -186,6 +186,12 @@ wait_checkpoint() {
 	grep -q "^next=$done1\$" "$state"/*.scrub
 	run ictl scrub --status --state-dir "$state" -r -n
 	assert_output --partial "interrupted"
+	# JSON: numbers are numbers (progress in percent, elapsed in seconds).
+	run --separate-stderr ictl scrub --status --state-dir "$state" -J
+	assert_success
+	[ "$(jq -c '.scrubs[0] | [(.progress | type), (.bad | type), (."io-errors" | type), (.elapsed | type)]' \
+		<<<"$output")" = '["number","number","number","number"]' ]
+	[ "$(jq '.scrubs[0].progress > 0 and .scrubs[0].progress < 100' <<<"$output")" = true ]
 	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_failure 1
 	[ "$(jq .resumed_from <<<"$output")" -eq "$done1" ]

@@ -133,3 +133,76 @@ EOF2
 		'["md0",1016,"repaired"]'
 	expect_eq "md: a scrub afterwards is clean" "$(vm_json_status after)" 0
 }
+
+# XFS on one partition and ext4 mounted through dm-linear on another, of
+# one PI namespace: a bad block under a file of each, read with O_DIRECT,
+# is named with its file by the monitor: XFS's owners, and the path under
+# the dm-linear device's mount with the partition and dm-0 above it.
+test_xfs_and_dm_linear() {
+	local img loc
+	img=$(vm_img mon-xd 400M)
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$img" $MON_NS_OPTS) <<'EOF2'
+d=$(vm_nvme_disk) || { vm_fail "no namespace"; exit; }
+command -v mkfs.xfs >/dev/null && command -v filefrag >/dev/null || vm_skip "no mkfs.xfs or filefrag in the guest"
+vm_fill_all $d
+printf 'size=310M\nsize=48M\n' | integrityctl -q part create /dev/$d --label gpt --script - --yes
+vm_wait 5 test -e /dev/${d}p2
+mkfs.xfs -q -f /dev/${d}p1 || vm_fail "mkfs.xfs"
+mkfs.ext4 -q -F -b 4096 /dev/${d}p2 || vm_fail "mkfs.ext4"
+vm_modprobe xfs
+vm_modprobe ext4
+mkdir -p /mnt/x /mnt/e
+mount -t xfs /dev/${d}p1 /mnt/x && mount -t ext4 /dev/${d}p2 /mnt/e || { vm_fail "mount"; exit; }
+dd if=/dev/urandom of=/mnt/x/victim.bin bs=4096 count=16 2>/dev/null
+dd if=/dev/urandom of=/mnt/e/victim.bin bs=4096 count=16 2>/dev/null
+sync
+for p in 1 2; do
+	m=$([ $p = 1 ] && echo /mnt/x || echo /mnt/e)
+	start=$(cat /sys/block/$d/${d}p$p/start)
+	l=$(filefrag -v -b512 $m/victim.bin | awk '$1 == "0:" { print $4 + 16; exit }')
+	[ -n "$l" ] && echo "LOC $p $((start + l))" || vm_fail "no location on p$p"
+done
+umount /mnt/x /mnt/e
+EOF2
+	local x e
+	x=$(sed -n 's/^LOC 1 //p' <<<"$VM_OUTPUT")
+	e=$(sed -n 's/^LOC 2 //p' <<<"$VM_OUTPUT")
+	[ -n "$x" ] && [ -n "$e" ] || { echo "FAIL - no locations"; return 1; }
+	vm_nvme_poke "$img" 512 8 "$x" 7
+	vm_nvme_poke "$img" 512 8 "$e" 7
+	vm_boot "$VM_KERNEL" - $(vm_nvme "$img" $MON_NS_OPTS) <<'EOF2'
+d=$(vm_nvme_disk) || { vm_fail "no namespace"; exit; }
+vm_wait 5 test -e /dev/${d}p2
+vm_modprobe xfs
+vm_modprobe ext4
+mkdir -p /mnt/x /mnt/d
+mount -t xfs -o ro /dev/${d}p1 /mnt/x || vm_fail "mount xfs"
+expect_cmd "dm-linear" dmsetup create monlin --table "0 $(cat /sys/block/$d/${d}p2/size) linear /dev/${d}p2 0"
+dm=$(basename "$(dirname "$(dirname "$(grep -lx monlin /sys/block/dm-*/dm/name)")")")
+echo "DM $dm"
+mount -t ext4 -o ro /dev/$dm /mnt/d || vm_fail "mount dm-linear"
+integrityctl -J monitor --no-state >/tmp/mon.json 2>/tmp/mon.err &
+mon=$!
+dd if=/mnt/x/victim.bin of=/dev/null bs=4096 iflag=direct 2>/dev/null && vm_fail "the XFS read succeeded"
+dd if=/mnt/d/victim.bin of=/dev/null bs=4096 iflag=direct 2>/dev/null && vm_fail "the dm-linear read succeeded"
+vm_wait 120 sh -c '[ $(grep -c "\"rescrub\"" /tmp/mon.json) -ge 2 ]' || vm_fail "not two events from the monitor"
+kill -TERM $mon
+wait $mon
+echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+sed 's/^/#   stderr: /' /tmp/mon.err
+EOF2
+	local j dm
+	dm=$(sed -n 's/^DM //p' <<<"$VM_OUTPUT")
+	j=$(vm_json mon | jq -cs 'map(select(.kind != "more"))')
+	expect_eq "xfs: the file and the offset" \
+		"$(jq -c "[.[] | select(.disk_lba == $x) | .files[] | [.path, .offset, .filesystem.type]] | .[0]" <<<"$j")" \
+		'["/mnt/x/victim.bin",8192,"xfs"]'
+	expect_eq "dm-linear: the file under the dm device's mount" \
+		"$(jq -c "[.[] | select(.disk_lba == $e) | .files[] | [.path, .offset]] | .[0]" <<<"$j")" \
+		'["/mnt/d/victim.bin",8192]'
+	expect_eq "dm-linear: the partition and the dm device above" \
+		"$(jq -c "[.[] | select(.disk_lba == $e) | .above | map(.device | test(\"p2\$\") or . == \"$dm\")] | .[0]" <<<"$j")" \
+		'[true,true]'
+	expect_eq "both: the scrub around each finds its bad block" \
+		"$(jq -c "[.[] | select(.disk_lba == $x or .disk_lba == $e) | .rescrub.bad_blocks] | sort" <<<"$j")" '[1,1]'
+}

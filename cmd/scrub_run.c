@@ -35,9 +35,9 @@ static void draw_progress(struct run *run, const struct integrity_scrub_progress
 
 	if (tty < 0)
 		tty = isatty(STDERR_FILENO);
-	/* Redrawn in place on a terminal; elsewhere (a log, a file) a line
-	 * every ten seconds. */
-	if (!run->progress_bar || (!final && run->last_draw > 0 && now - run->last_draw < (tty ? 0.25 : 10.0)))
+	/* Redrawn in place on a terminal; elsewhere (a log, a file, a pipe)
+	 * whole lines, as often. */
+	if (!run->progress_bar || (!final && run->last_draw > 0 && now - run->last_draw < 0.25))
 		return;
 	run->last_draw = now;
 	uint64_t span = p->end - p->start;

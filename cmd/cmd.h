@@ -161,6 +161,8 @@ char *printable_name(const char *s, bool terminal, bool backslash);
 void owners_json(struct json *j, const struct integrity_owners *owners, size_t range);
 char *owner_text(const struct integrity_owner *w);
 void owners_text(FILE *out, const struct integrity_owners *owners, size_t range, const char *indent);
+void damaged_files_text(FILE *out, const struct integrity_owners *owners, const char *indent);
+void damaged_files_json(struct json *j, const struct integrity_owners *owners);
 
 int cmd_format(int argc, const char **argv);
 int cmd_part(int argc, const char **argv);

@@ -162,3 +162,31 @@ void owners_text(FILE *out, const struct integrity_owners *owners, size_t range,
 			fprintf(out, "%s%s\n", indent, t);
 	}
 }
+
+/* The count of damaged files, and whether it is all of them: "damaged
+ * files: 2", "damaged files: unknown (no file system found on /dev/sdb)",
+ * "damaged files: at least 1 (...)". */
+void damaged_files_text(FILE *out, const struct integrity_owners *owners, const char *indent)
+{
+	size_t n = integrity_owners_damaged_files(owners);
+	const char *why = integrity_owners_unresolved(owners);
+	_cleanup_free_ char *note = why ? printable_name(why, true, false) : NULL;
+
+	if (!why)
+		fprintf(out, "%sdamaged files: %zu\n", indent, n);
+	else if (n == 0)
+		fprintf(out, "%sdamaged files: unknown (%s)\n", indent, note ? note : "not resolved");
+	else
+		fprintf(out, "%sdamaged files: at least %zu (%s)\n", indent, n, note ? note : "not resolved");
+}
+
+/* "damaged_files": the count; "damaged_files_unresolved": why it is only
+ * a lower bound, when it is. */
+void damaged_files_json(struct json *j, const struct integrity_owners *owners)
+{
+	const char *why = integrity_owners_unresolved(owners);
+
+	json_u64(j, "damaged_files", integrity_owners_damaged_files(owners));
+	if (why)
+		json_string(j, "damaged_files_unresolved", why);
+}

@@ -213,7 +213,7 @@ static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_u64(&j, "damaged_files", integrity_owners_damaged_files(ow));
+	damaged_files_json(&j, ow);
 	json_close(&j);
 }
 
@@ -230,7 +230,7 @@ static void lbas_text(const char *device, uint32_t bs, const struct integrity_by
 			printf("%s LBA %" PRIu64 ":\n", dev ? dev : "", lba);
 		owners_text(stdout, ow, i, "  ");
 	}
-	printf("damaged files: %zu\n", integrity_owners_damaged_files(ow));
+	damaged_files_text(stdout, ow, "");
 }
 
 /* resolve --lba DEVICE LBA...: what the blocks belong to. */

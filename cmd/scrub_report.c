@@ -230,7 +230,7 @@ void report_json_fields(struct json *j, struct run *run, int r)
 	}
 	json_array_end(j);
 	if (run->owners)
-		json_u64(j, "damaged_files", integrity_owners_damaged_files(run->owners));
+		damaged_files_json(j, run->owners);
 	report_arrays_json(j, run);
 }
 
@@ -346,7 +346,7 @@ void report_human(FILE *out, struct run *run, int r)
 			format_duration(p->elapsed, b, sizeof(b)), format_size((uint64_t)rate, c, sizeof(c)));
 	fprintf(out, "  bad blocks %" PRIu64 ", I/O errors %" PRIu64 "\n", p->bad_blocks, p->io_errors);
 	if (run->owners)
-		fprintf(out, "  damaged files: %zu\n", integrity_owners_damaged_files(run->owners));
+		damaged_files_text(out, run->owners, "  ");
 	/* Blocks FIRST to LAST, both checked. */
 	if (resumed && p->done > p->resumed_from)
 		fprintf(out,

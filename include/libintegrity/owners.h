@@ -102,6 +102,10 @@ const struct integrity_owner *integrity_owners_get(const struct integrity_owners
 						    size_t index);
 /* Distinct files (file system and inode) among every range's FILE owners. */
 size_t integrity_owners_damaged_files(const struct integrity_owners *owners);
+/* Why some of the queried bytes have no known owner (the note of the first
+ * UNKNOWN owner: "no file system found on /dev/sdb"), so that the count of
+ * damaged files is a lower bound; NULL when every byte was resolved. */
+const char *integrity_owners_unresolved(const struct integrity_owners *owners);
 
 #ifdef __cplusplus
 }

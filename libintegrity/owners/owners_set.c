@@ -140,6 +140,17 @@ INTEGRITY_EXPORT size_t integrity_owners_damaged_files(const struct integrity_ow
 	return distinct;
 }
 
+INTEGRITY_EXPORT const char *integrity_owners_unresolved(const struct integrity_owners *o)
+{
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < o->nranges; i++)
+		for (size_t k = 0; k < o->owners[i].n; k++)
+			if (o->owners[i].v[k].kind == INTEGRITY_OWNER_UNKNOWN)
+				return o->owners[i].v[k].note ? o->owners[i].v[k].note : "not resolved";
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ pieces */
 
 

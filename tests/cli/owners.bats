@@ -240,6 +240,42 @@ inode_lba() {
 	assert_line "  damaged files: 1"
 }
 
+@test "no file system: damaged files are unknown, not 0; some unresolved: at least N" {
+	dev=$(new_loop 8M)
+	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
+	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 FAULT_EIO="4096+512" \
+		"$INTEGRITYCTL" scrub --no-state "$dev"
+	assert_failure 1
+	assert_line "  damaged files: unknown (no file system found on $dev)"
+	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 FAULT_EIO="4096+512" \
+		"$INTEGRITYCTL" scrub -J --no-state "$dev"
+	assert_failure 1
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
+	[ "$(jq -r '.damaged_files_unresolved' <<<"$output")" = "no file system found on $dev" ]
+	run --separate-stderr ictl resolve --lba "$dev" 8
+	assert_success
+	assert_line "damaged files: unknown (no file system found on $dev)"
+	# A file named, and a block outside every partition: a lower bound.
+	disk=$(new_loop 80M)
+	ictl -q part create "$disk" --label gpt --count 1 --size 64M --yes
+	part=${disk}p1
+	mkfs.ext4 -q -F -b 4096 "$part"
+	mount_at "$part" m
+	random_file m/f 65536 7
+	sync
+	lba=$(( $(cat "/sys/class/block/${part#/dev/}/start") + $(lba_of m/f 8192) ))
+	run --separate-stderr ictl resolve --lba "$disk" "$lba" 34
+	assert_success
+	assert_line --regexp '^damaged files: at least 1 \(in no partition'
+	# All resolved: the count alone, and no key for what is not there.
+	run --separate-stderr ictl -J resolve --lba "$disk" "$lba"
+	assert_success
+	[ "$(jq '.damaged_files' <<<"$output")" -eq 1 ]
+	[ "$(jq 'has("damaged_files_unresolved")' <<<"$output")" = false ]
+}
+
 make_xfs() {
 	command -v mkfs.xfs >/dev/null || skip "needs xfsprogs"
 	dev=$(new_loop 320M)

@@ -297,6 +297,33 @@ struct candidate {
 	"the identity the device reports (model and serial, or the md or device-mapper UUID), which does not "  \
 	"depend on where or when it was found"
 
+#define WHY_NVME_SHARED                                                                                   \
+	"an NVMe by-id name made of the controller's model and serial alone: every namespace of the "      \
+	"controller gets it, and udev points it at whichever namespace it saw last, so adding or re-probing " \
+	"a namespace re-points it"
+
+/* Whether link is udev's nvme-MODEL_SERIAL[-partN] name of the namespace
+ * (or partition) res names: the device also has the same name with
+ * _NSID before the partition suffix, the namespace's own. */
+static bool nvme_shared_link(const struct integrity_resolve *res, const char *link)
+{
+	if (strncmp(link, "/dev/disk/by-id/nvme-", 21) != 0)
+		return false;
+	const char *suffix = strrchr(link, '-');
+	if (!suffix || strncmp(suffix, "-part", 5) != 0 || !suffix[5] || suffix[5 + strspn(suffix + 5, "0123456789")])
+		suffix = link + strlen(link);
+	size_t base = (size_t)(suffix - link);
+	for (size_t j = 0; j < integrity_resolve_link_count(res); j++) {
+		const char *l = integrity_resolve_link(res, j);
+		if (strncmp(l, link, base) != 0 || l[base] != '_')
+			continue;
+		size_t digits = strspn(l + base + 1, "0123456789");
+		if (digits > 0 && strcmp(l + base + 1 + digits, suffix) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Does key name the device res names, now? */
 static bool same_device(struct integrity_audit *a, const char *key, const struct integrity_resolve *res)
 {
@@ -350,7 +377,7 @@ static int recommend(struct integrity_audit *a, struct audit_finding *f, enum au
 		for (size_t j = 0; j < integrity_resolve_link_count(res); j++) {
 			const char *link = integrity_resolve_link(res, j);
 			enum integrity_link_kind k = integrity_link_kind_of(link);
-			if (k != link_order[o])
+			if (k != link_order[o] || (k == INTEGRITY_LINK_ID && nvme_shared_link(res, link)))
 				continue;
 			if ((r = strv_push_unique(&f->stable, link)) < 0)
 				return r;
@@ -415,11 +442,22 @@ static int audit_ref(struct integrity_audit *a, size_t fi, const struct audit_re
 	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
 	int r;
 
-	if (!why)
+	if (!why && strncmp(ref->value, "/dev/disk/by-id/nvme-", 21) == 0) {
+		/* Lexically a stable name; whether it is one of a namespace
+		 * depends on the links the device has. */
+		r = integrity_resolve_key(a->ctx, ref->value, 0, &res);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0 || !nvme_shared_link(res, ref->value))
+			return 0;
+		why = WHY_NVME_SHARED;
+	} else if (!why) {
 		return 0;
-	r = integrity_resolve_key(a->ctx, ref->value, 0, &res);
-	if (r == -ENOMEM)
-		return r;
+	} else {
+		r = integrity_resolve_key(a->ctx, ref->value, 0, &res);
+		if (r == -ENOMEM)
+			return r;
+	}
 	struct audit_finding *f = add_finding(a, r < 0 ? INTEGRITY_AUDIT_MISSING_NAME : INTEGRITY_AUDIT_UNSTABLE_NAME,
 					      (ssize_t)fi, ref->line);
 	if (!f || !(f->name = strdup(ref->value)) || !(f->detail = strdup(why)))

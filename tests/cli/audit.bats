@@ -325,3 +325,35 @@ loop_disk() {
 	refute_output --partial "recommended: UUID=$uuid"
 	refute_output --partial "recommended: PARTUUID=$partuuid"
 }
+
+@test "audit: an NVMe by-id name without the namespace number moves; it is never recommended" {
+	local sys=$BATS_TEST_TMPDIR/sys ctrl=devices/pci0000:00/0000:00:04.0/nvme/nvme0
+	sysfs_disk "$sys" nvme0n1 259:0 2097152 "$ctrl"
+	sysfs_disk "$sys" nvme0n2 259:2 2097152 "$ctrl"
+	echo "QEMU NVMe Ctrl" >"$sys/$ctrl/model"
+	echo SER1 >"$sys/$ctrl/serial"
+	echo 1 >"$sys/block/nvme0n1/nsid"
+	echo 2 >"$sys/block/nvme0n2/nsid"
+	sysfs_part "$sys" nvme0n1 nvme0n1p1 1 259:1 2048 4096
+	sysfs_part "$sys" nvme0n2 nvme0n2p1 1 259:3 2048 4096
+	mkdir -p root/etc
+	printf '%s\n' \
+		'/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_1-part1 /a ext4 defaults 0 2' \
+		'/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1-part1 /b ext4 defaults 0 2' \
+		'/dev/nvme0n2p1 /c ext4 defaults 0 2' >root/etc/fstab
+	run audit
+	assert_failure 1
+	refute_output --partial '/etc/fstab:1:'
+	assert_line --partial '/etc/fstab:2: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1-part1 (device) is an NVMe by-id name made of the controller'"'"'s model and serial alone'
+	assert_line '  recommended: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_1-part1'
+	assert_line --partial '/etc/fstab:3: /dev/nvme0n2p1 (device)'
+	assert_line '  recommended: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_2-part1'
+	refute_output --partial 'nvme-QEMU_NVMe_Ctrl_SER1-part1
+'
+	run audit -J
+	[ "$(jq -c '[.findings[] | select(.line == 3) | .stable_names[]]' <<<"$output")" = \
+		'["/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_2-part1"]' ] || { echo "$output"; false; }
+	run audit --fix
+	grep -qx '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_1-part1 /b ext4 defaults 0 2' root/etc/fstab
+	grep -qx '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_2-part1 /c ext4 defaults 0 2' root/etc/fstab
+}

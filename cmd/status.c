@@ -253,8 +253,9 @@ static void usage(poptContext pc)
 
 int cmd_status(int argc, const char **argv)
 {
-	int help = 0, tree = 0, list = 0;
+	int help = 0, tree = 0, list = 0, all = 0;
 	struct poptOption table[] = {
+		{ "all", 'a', POPT_ARG_NONE, &all, 0, "also list empty loop devices and RAM disks, as lsblk -a", NULL },
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
 		{ "tree", 'T', POPT_ARG_NONE, &tree, 0,
 		  "show what is made of what: partitions, md, device-mapper (default on a terminal and with -J)",
@@ -316,7 +317,7 @@ int cmd_status(int argc, const char **argv)
 	const char **args = poptGetArgs(pc);
 	if (!args)
 		for (size_t i = 0; i < n; i++)
-			shown[i] = true;
+			shown[i] = all || !integrity_device_is_empty(devs[i]);
 	for (size_t a = 0; args && args[a]; a++) {
 		_cleanup_(integrity_device_freep) struct integrity_device *want = NULL;
 		r = integrity_device_new(ctx, args[a], &want);

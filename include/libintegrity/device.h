@@ -64,6 +64,9 @@ bool integrity_device_is_extended(const struct integrity_device *dev);
 /* "scsi", "nvme", "virtio", "loop", "dm", "md", "mmc", ... or "" */
 const char *integrity_device_transport(const struct integrity_device *dev);
 uint64_t integrity_device_size(const struct integrity_device *dev);	/* bytes */
+/* A device that lists leave out unless asked for all, as lsblk does: a
+ * loop device with no file behind it, a RAM disk. */
+bool integrity_device_is_empty(const struct integrity_device *dev);
 /* Logical block size in bytes (0 when unknown). */
 unsigned integrity_device_logical_block_size(const struct integrity_device *dev);
 

@@ -429,6 +429,13 @@ INTEGRITY_EXPORT uint64_t integrity_device_size(const struct integrity_device *d
 	return dev->size;
 }
 
+INTEGRITY_EXPORT bool integrity_device_is_empty(const struct integrity_device *dev)
+{
+	if (major(dev->devnum) == 1)
+		return true;	/* a RAM disk */
+	return major(dev->devnum) == 7 && dev->size == 0 && !dev->partno && !exists(dev->dir, "loop/backing_file");
+}
+
 INTEGRITY_EXPORT unsigned integrity_device_logical_block_size(const struct integrity_device *dev)
 {
 	return dev->lbs;

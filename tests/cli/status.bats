@@ -110,12 +110,26 @@ teardown() {
 	assert_failure 3
 }
 
-@test "status on this machine lists what lsblk -a lists" {
+@test "status on this machine lists what lsblk lists; -a adds the empty devices, as lsblk -a" {
+	# An empty loop device, whatever else the machine has.
+	empty=$(losetup -f)
+	[ "$(cat "/sys/class/block/${empty#/dev/}/size")" = 0 ]
 	run ictl status -r -n -o NAME,MAJ:MIN
 	assert_success
 	ours=$(awk '{print $1, $2}' <<<"$output" | sort)
+	theirs=$(lsblk -r -n -o NAME,MAJ:MIN | sort)
+	[ "$ours" = "$theirs" ] || { diff <(echo "$ours") <(echo "$theirs"); false; }
+	refute_line --regexp "^${empty#/dev/} "
+	run ictl status -a -r -n -o NAME,MAJ:MIN
+	assert_success
+	ours=$(awk '{print $1, $2}' <<<"$output" | sort)
 	theirs=$(lsblk -a -r -n -o NAME,MAJ:MIN | sort)
-	[ "$ours" = "$theirs" ]
+	[ "$ours" = "$theirs" ] || { diff <(echo "$ours") <(echo "$theirs"); false; }
+	assert_line --regexp "^${empty#/dev/} "
+	# Named, it is shown.
+	run ictl status -r -n -o NAME "$empty"
+	assert_success
+	assert_output "${empty#/dev/}"
 }
 
 @test "a real loop device with BLKPG partitions: extended numbers, transport, sizes" {

@@ -9,6 +9,11 @@
 #       guest/lib.sh loaded, power off. Results, status and $VM_OUTPUT as
 #       vm_boot (124 timeout, 126 no result).
 #
+#   SD_ROOT=FILE sd_boot ...
+#       Boot a private copy of the image instead (sd_root_copy FILE makes
+#       it): what one boot writes, the next boot of the same copy sees, as
+#       on a machine that reboots.
+#
 # Everything slow is cached in $VM_CACHE/systemd, each piece keyed by what
 # goes into it: the .debs (dpkg-buildpackage from a copy of the tree, keyed
 # by the tree's content), the mmdebstrap tarball (keyed by the package list
@@ -22,7 +27,7 @@ SD_KERNEL=6.12
 SD_SUITE=bookworm
 # Booted with systemd as PID 1; udev makes the .device units the scrub
 # units bind to; kmod loads the drivers udev asks for.
-SD_PACKAGES="systemd systemd-sysv udev kmod dbus util-linux procps"
+SD_PACKAGES="systemd systemd-sysv udev kmod dbus util-linux procps mdadm e2fsprogs"
 # What the initramfs loads to mount the root (virtio_blk and ext4 are
 # modules in Debian's kernels).
 SD_INITRD_MODULES="virtio_pci virtio_blk crc32c_generic ext4"
@@ -143,7 +148,8 @@ sd_image() {
 		echo systemd-vm >"$t/etc/hostname"
 		echo "/dev/vda / ext4 rw,noatime 0 1" >"$t/etc/fstab"
 		for d in getty.target serial-getty@ttyS0.service systemd-timesyncd.service \
-			apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer; do
+			apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
+			mdcheck_start.timer mdcheck_continue.timer mdmonitor-oneshot.timer mdmonitor.service; do
 			ln -sf /dev/null "$t/etc/systemd/system/$d"
 		done
 		: >"$t/etc/machine-id"
@@ -215,12 +221,20 @@ sd_prepare() {
 	SD__INITRD=$(sd_initrd) || exit 1
 }
 
+# sd_root_copy FILE: a private, writable copy of the image for SD_ROOT.
+sd_root_copy() {
+	sd_prepare "$VM_SRCDIR"
+	cp --sparse=always "$SD__IMAGE" "$1"
+}
+
 sd_boot() {
 	local script=$1
 	shift
 	[ -n "${VM_TMP:-}" ] || VM_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vm-test.XXXXXX")
 	sd_prepare "$VM_SRCDIR"
-	local accel cpu name n logdir con res t st t0 t1 s
+	local accel cpu name n logdir con res t st t0 t1 s root
+	root="file=$SD__IMAGE,if=virtio,format=raw,snapshot=on,cache=unsafe"
+	[ -n "${SD_ROOT:-}" ] && root="file=$SD_ROOT,if=virtio,format=raw,cache=unsafe"
 	vm_accel "$SD_KERNEL" >/dev/null; accel=$VM__ACCEL cpu=$VM__CPU
 	name=${VM_TEST:-adhoc}; name=${name//\//-}
 	VM__NBOOT=$((${VM__NBOOT:-0} + 1)); n=$VM__NBOOT
@@ -243,13 +257,14 @@ sd_boot() {
 
 	t0=$(date +%s.%N)
 	# -serial 1 is the console, -serial 2 carries the results. The root
-	# image is a snapshot: the cached image is never written.
+	# image is a snapshot (the cached image is never written), or the
+	# test's own copy.
 	timeout -k 5 "$VM_TIMEOUT" qemu-system-x86_64 \
 		-display none -nodefaults -no-user-config -no-reboot \
 		-accel "$accel" -cpu "$cpu" -smp "$VM_SMP" -m "$VM_MEM" \
 		-kernel "$(vm_kernel_image "$SD_KERNEL")" -initrd "$SD__INITRD" \
 		-append "console=ttyS0 root=/dev/vda rw panic=-1 quiet mitigations=off systemd.show_status=0 ${VM_APPEND:-}" \
-		-drive "file=$SD__IMAGE,if=virtio,format=raw,snapshot=on,cache=unsafe" \
+		-drive "$root" \
 		-drive "file=$t.tar,if=virtio,format=raw,readonly=on" \
 		-serial "file:$con" -serial "file:$res" -monitor none \
 		"$@" </dev/null >"$t.qemu" 2>&1

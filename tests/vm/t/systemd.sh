@@ -291,3 +291,117 @@ EOF
 	expect_eq "journal: the checkpoint refused, with the fix" \
 		"$(jq -rs '[.[] | .MESSAGE | select(test("cannot use the checkpoint .*owned by user 4242"))] | length > 0' <<<"$j")" true
 }
+
+# Names that move, on a machine that reboots: /etc/fstab and mdadm.conf
+# name partitions of three NVMe namespaces by kernel name; audit --fix
+# rewrites them. The next boot finds the namespaces in another order (the
+# controller lists them in another order, as after a firmware update or a
+# re-slot): the fixed files still mount and assemble the right devices,
+# where the old ones mount the wrong file system and assemble the array
+# from one mirror.
+# ns_order ID...: one controller with the namespaces a, b and c, numbered
+# (nsid, hence nvme0nN) in the order given.
+ns_order() {
+	local id nsid=0
+	echo "-device nvme,id=c-ord,serial=vm-ord"
+	for id in "$@"; do
+		nsid=$((nsid + 1))
+		echo "-drive file=$VM_TMP/ns-$id.img,if=none,id=d-$id,format=raw,cache=unsafe" \
+			"-device nvme-ns,drive=d-$id,bus=c-ord,nsid=$nsid"
+	done
+}
+
+test_audit_reorder() {
+	sd_only_612
+	local VM_TIMEOUT="$(sd_timeout)" SD_ROOT=$VM_TMP/root-reorder.img id
+	for id in a b c; do vm_img "ns-$id" 64M >/dev/null; done
+	sd_root_copy "$SD_ROOT"
+	sd_boot - $(ns_order a b c) <<'EOF'
+udevadm settle -t 60 >/dev/null 2>&1
+for n in 1 2 3; do
+	[ -b /dev/nvme0n$n ] || { vm_fail "no nvme0n$n"; exit; }
+	printf 'size=24M\nsize=24M\n' | integrityctl -q part create /dev/nvme0n$n --label gpt --script - --yes ||
+		vm_fail "part create nvme0n$n"
+done
+udevadm settle -t 60 >/dev/null 2>&1
+for n in 1 2 3; do
+	id=$(echo a b c | cut -d' ' -f$n)
+	mkfs.ext4 -q -F /dev/nvme0n${n}p1 || vm_fail "mkfs.ext4 nvme0n${n}p1"
+	mkdir -p /mnt/t && mount /dev/nvme0n${n}p1 /mnt/t && echo "$id" >/mnt/t/ID && umount /mnt/t
+	echo "PARTUUID $id $(blkid -s PARTUUID -o value /dev/nvme0n${n}p2)"
+done
+expect_cmd "md0 from a and b" mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --metadata=1.2 \
+	--assume-clean /dev/nvme0n1p2 /dev/nvme0n2p2
+uuid=$(mdadm --detail --export /dev/md0 | sed -n 's/^MD_UUID=//p')
+mdadm --stop /dev/md0 >/dev/null
+# What an admin wrote when the disks were new.
+mkdir -p /mnt/data /etc/mdadm
+echo '/dev/nvme0n1p1 /mnt/data ext4 defaults,nofail 0 2' >>/etc/fstab
+# udev's by-id name of the controller alone: every namespace claims it.
+echo '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_vm-ord-part1 /mnt/other ext4 noauto 0 0' >>/etc/fstab
+printf 'DEVICE /dev/nvme0n1p2 /dev/nvme0n2p2\nARRAY /dev/md0 metadata=1.2 UUID=%s\n' "$uuid" \
+	>/etc/mdadm/mdadm.conf
+cp /etc/fstab /root/fstab.old
+cp /etc/mdadm/mdadm.conf /root/mdadm.conf.old
+udevadm settle -t 60 >/dev/null 2>&1
+out=$(integrityctl audit 2>&1); st=$?
+echo "$out" | sed 's/^/#   /'
+expect_eq "audit: findings" "$st" 1
+expect_match "audit names the fstab line" "$out" '/etc/fstab:2: /dev/nvme0n1p1'
+expect_match "audit names mdadm's DEVICE line" "$out" '/etc/mdadm/mdadm.conf:1: /dev/nvme0n1p2'
+expect_match "audit names the controller's by-id name" "$out" \
+	'/etc/fstab:3: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_vm-ord-part1 \(device\) is an NVMe by-id name'
+out=$(integrityctl audit --fix 2>&1)
+echo "$out" | sed 's/^/#   /'
+expect_match "audit --fix wrote fstab" "$out" '/etc/fstab: written'
+out=$(integrityctl audit 2>&1)
+case $out in
+*/etc/fstab:*|*/etc/mdadm/mdadm.conf:*) vm_fail "names left after --fix: $out" ;;
+*) vm_pass "no name left to fix" ;;
+esac
+sed 's/^/#   fstab: /' /etc/fstab
+sed 's/^/#   mdadm.conf: /' /etc/mdadm/mdadm.conf
+expect_match "fstab: the file system's UUID" "$(sed -n 2p /etc/fstab)" '^UUID=[0-9a-f-]+ /mnt/data ext4 defaults,nofail 0 2$'
+expect_match "mdadm.conf: the partitions by PARTUUID" "$(sed -n 1p /etc/mdadm/mdadm.conf)" \
+	'^DEVICE /dev/disk/by-partuuid/[0-9a-f-]+ /dev/disk/by-partuuid/[0-9a-f-]+$'
+expect_cmd "findmnt --verify accepts the new fstab" findmnt --verify --tab-file /etc/fstab
+sync
+EOF
+	local partuuid_a partuuid_b partuuid_c
+	partuuid_a=$(sed -n 's/^PARTUUID a //p' <<<"$VM_OUTPUT")
+	partuuid_b=$(sed -n 's/^PARTUUID b //p' <<<"$VM_OUTPUT")
+	partuuid_c=$(sed -n 's/^PARTUUID c //p' <<<"$VM_OUTPUT")
+	[ -n "$partuuid_a" ] && [ -n "$partuuid_b" ] && [ -n "$partuuid_c" ] ||
+		{ echo "FAIL - no PARTUUIDs from the first boot"; return 1; }
+	# The second boot: c first, so nvme0n1 is c's.
+	VM_GUEST_ENV="PA=$partuuid_a PB=$partuuid_b PC=$partuuid_c
+export PA PB PC" sd_boot - $(ns_order c a b) <<'EOF'
+udevadm settle -t 60 >/dev/null 2>&1
+expect_eq "the order changed: nvme0n1p2 is c's" "$(blkid -s PARTUUID -o value /dev/nvme0n1p2)" "$PC"
+# The boot mounted the fixed fstab's line.
+sd_wait 60 mountpoint -q /mnt/data
+expect_eq "after the reboot /mnt/data is a's file system" "$(cat /mnt/data/ID 2>&1)" a
+# mdadm assembles from the fixed mdadm.conf as at boot (mdadm --assemble
+# --scan), and from the old one; udev's incremental assembly is kept out of
+# the way (it would start the array again whenever it is stopped).
+mkdir -p /etc/udev/rules.d
+: >/etc/udev/rules.d/64-md-raid-assembly.rules
+udevadm control --reload
+mdadm --stop --scan >/dev/null 2>&1
+udevadm settle -t 60 >/dev/null 2>&1
+mdadm --assemble --scan >/dev/null 2>&1
+expect_eq "fixed mdadm.conf: md0 has both mirrors" "$(cat /sys/block/md0/md/degraded 2>&1)" 0
+members=$(for m in /sys/block/md0/md/dev-*/block; do blkid -s PARTUUID -o value /dev/$(basename $(readlink -f $m)); done | sort | tr '\n' ' ')
+expect_eq "fixed mdadm.conf: the members are a's and b's" "$members" "$(printf '%s\n' "$PA" "$PB" | sort | tr '\n' ' ')"
+mdadm --stop /dev/md0 >/dev/null 2>&1
+udevadm settle -t 60 >/dev/null 2>&1
+# The same boot with the old files: the wrong file system, one mirror.
+umount /mnt/data
+mount -T /root/fstab.old /mnt/data
+expect_eq "old fstab: /mnt/data is c's file system" "$(cat /mnt/data/ID 2>&1)" c
+umount /mnt/data
+mdadm --assemble --scan --config=/root/mdadm.conf.old >/dev/null 2>&1
+expect_match "old mdadm.conf: never both mirrors" "$(cat /sys/block/md0/md/degraded 2>/dev/null || echo absent)" '^(1|absent)$'
+mdadm --stop --scan >/dev/null 2>&1
+EOF
+}

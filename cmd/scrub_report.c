@@ -58,7 +58,7 @@ void on_error(void *data, const struct integrity_scrub_error *e)
 	char chain[1024];
 
 	above_of(run, e, &a);
-	above_words(&a, chain, sizeof(chain));
+	above_words(run, &a, chain, sizeof(chain));
 	free(a.v);
 	sd_journal_send("MESSAGE=%s: %" PRIu64 " bad block%s at LBA %" PRIu64 " (%s)%s%s", run->target, e->count,
 			e->count == 1 ? "" : "s", e->lba, error_what(e), chain[0] ? ", above: " : "", chain,
@@ -209,8 +209,10 @@ void report_json_fields(struct json *j, struct run *run, int r)
 			json_string(j, "device", integrity_scrub_report_disk(run->report, run->at));
 			json_array_begin(j, "above");
 			for (size_t k = 0; k < na; k++) {
+				char name[NAME_MAX + 1];
 				json_object_begin(j, NULL);
-				json_string(j, "device", above[k].device);
+				json_string(j, "device", above_name(run, above[k].device, name, sizeof(name)));
+				json_string(j, "kname", above[k].device);
 				json_u64(j, "lba", above[k].lba);
 				json_object_end(j);
 			}
@@ -322,8 +324,10 @@ void report_human(FILE *out, struct run *run, int r)
 			}
 			size_t na;
 			const struct integrity_stack_place *above = integrity_scrub_report_above(run->report, run->at, i, &na);
+			char name[NAME_MAX + 1];
 			if (stacked && na)
-				line_printf(ln, c_above, "%s:%" PRIu64, above[na - 1].device, above[na - 1].lba);
+				line_printf(ln, c_above, "%s:%" PRIu64,
+					    above_name(run, above[na - 1].device, name, sizeof(name)), above[na - 1].lba);
 		}
 		scols_print_table(tb);
 		scols_unref_table(tb);
@@ -541,15 +545,25 @@ void above_of(const struct run *run, const struct integrity_scrub_error *e, stru
 		a->n = 0;
 }
 
-/* "sda1:3048 md0:1000": the chain as one word list. */
-void above_words(const struct above *a, char *buf, size_t len)
+/* The name of a device above, as lsblk's NAME: a device-mapper device by
+ * its mapper name ("lin1"), others by the kernel's. */
+const char *above_name(const struct run *run, const char *kname, char *buf, size_t len)
+{
+	if (!run->ctx || integrity_kname_to_name(run->ctx, kname, buf, len) < 0)
+		return kname;
+	return buf;
+}
+
+/* "sda1:3048 md0:1000 lin1:1000": the chain as one word list. */
+void above_words(const struct run *run, const struct above *a, char *buf, size_t len)
 {
 	size_t at = 0;
+	char name[NAME_MAX + 1];
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < a->n && at < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s:%" PRIu64, i ? " " : "", a->v[i].device,
-				       a->v[i].lba);
+		at += (size_t)snprintf(buf + at, len - at, "%s%s:%" PRIu64, i ? " " : "",
+				       above_name(run, a->v[i].device, name, sizeof(name)), a->v[i].lba);
 }
 
 /* md's bad-block list as one line: "2048+8 4096+8", "-" when empty. */

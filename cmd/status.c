@@ -13,12 +13,13 @@
 enum {
 	COL_NAME, COL_MAJMIN, COL_EXT, COL_TRAN, COL_SIZE, COL_PROFILE, COL_INTERVAL, COL_TAGSIZE,
 	COL_READ_VERIFY, COL_WRITE_GENERATE, COL_PI_TYPE, COL_CAPABLE, COL_STABLE, COL_TYPE,
-	COL_MEMBERS, COL_HOLDERS, COL_STATE,
+	COL_MEMBERS, COL_HOLDERS, COL_STATE, COL_KNAME,
 };
 
 static const struct column_def columns[] = {
 	[COL_NAME] = { "NAME", 0.15, SCOLS_FL_TREE | SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING,
-		       "kernel device name" },
+		       "device name (device-mapper: the name in /dev/mapper)" },
+	[COL_KNAME] = { "KNAME", 0.1, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING, "internal kernel device name" },
 	[COL_MAJMIN] = { "MAJ:MIN", 7, 0, SCOLS_JSON_STRING, "major:minor device number" },
 	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
 		      "number in the extended (dynamic) range, major 259" },
@@ -61,6 +62,7 @@ static bool state_unread;
 
 /* The devices of a listing with their stacks (read only when needed). */
 struct listing {
+	struct integrity_context *ctx;
 	struct integrity_device **devs;
 	struct integrity_stack **stacks;
 	size_t n;
@@ -83,13 +85,16 @@ static ssize_t find_device(const struct listing *l, const char *name)
 }
 
 /* Names joined: by newlines for a JSON array, by commas for people. */
+/* MEMBERS and HOLDERS: the names lsblk's NAME shows (a device-mapper
+ * device by its mapper name). */
 static void set_names(const struct column_set *set, struct libscols_line *ln, size_t id,
-		      const struct integrity_stack *st, bool above)
+		      const struct listing *l, const struct integrity_stack *st, bool above)
 {
 	size_t first = above ? integrity_stack_partition_count(st) : 0;
 	size_t n = above ? integrity_stack_above_count(st) : integrity_stack_below_count(st);
 	int pos = columns_position(set, id);
-	size_t len = 1;
+	_cleanup_free_ char *v = NULL;
+	size_t vlen = 0;
 
 	if (pos < 0)
 		return;
@@ -102,17 +107,18 @@ static void set_names(const struct column_set *set, struct libscols_line *ln, si
 			scols_line_set_data(ln, (size_t)pos, "");
 		return;
 	}
-	for (size_t i = first; i < n; i++)
-		len += strlen(above ? integrity_stack_above(st, i) : integrity_stack_below(st, i)) + 1;
-	char *v = calloc(1, len);
-	if (!v)
+	FILE *f = open_memstream(&v, &vlen);
+	if (!f)
 		return;
 	for (size_t i = first; i < n; i++) {
-		if (i > first)
-			strcat(v, gopt.json ? "\n" : ",");
-		strcat(v, above ? integrity_stack_above(st, i) : integrity_stack_below(st, i));
+		const char *kname = above ? integrity_stack_above(st, i) : integrity_stack_below(st, i);
+		char name[NAME_MAX + 1];
+		if (integrity_kname_to_name(l->ctx, kname, name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "%s", kname);
+		fprintf(f, "%s%s", i > first ? (gopt.json ? "\n" : ",") : "", name);
 	}
-	scols_line_refer_data(ln, (size_t)pos, v);
+	if (fclose(f) == 0 && scols_line_refer_data(ln, (size_t)pos, v) == 0)
+		v = NULL;
 }
 
 /* md: "clean", "clean, degraded 1"; a member of md: its role there when it
@@ -168,7 +174,11 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	}
 	bool has_profile = r == 0 && strcmp(st.format, "none") != 0;
 
-	columns_set(set, ln, COL_NAME, "%s", integrity_device_name(dev));
+	char name[NAME_MAX + 1];
+	if (integrity_kname_to_name(l->ctx, integrity_device_name(dev), name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "%s", integrity_device_name(dev));
+	columns_set(set, ln, COL_NAME, "%s", name);
+	columns_set(set, ln, COL_KNAME, "%s", integrity_device_name(dev));
 	columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev),
 		    integrity_device_minor(dev));
 	columns_set(set, ln, COL_EXT, "%d", integrity_device_is_extended(dev));
@@ -204,8 +214,8 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 	const struct integrity_stack *stk = l->stacks ? l->stacks[i] : NULL;
 	if (stk) {
 		columns_set(set, ln, COL_TYPE, "%s", integrity_stack_type(stk));
-		set_names(set, ln, COL_MEMBERS, stk, false);
-		set_names(set, ln, COL_HOLDERS, stk, true);
+		set_names(set, ln, COL_MEMBERS, l, stk, false);
+		set_names(set, ln, COL_HOLDERS, l, stk, true);
 		set_state(set, ln, l, i);
 	}
 }
@@ -291,6 +301,7 @@ int cmd_status(int argc, const char **argv)
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	l.ctx = ctx;
 	r = integrity_device_list(ctx, &l.devs, &l.n);
 	if (r < 0)
 		return fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,

@@ -51,8 +51,8 @@ static void files_json(const struct integrity_owners *owners, size_t i)
 	putchar(']');
 }
 
-static void error_json(const struct integrity_scrub_report *rep, size_t t, size_t i,
-		       const struct integrity_scrub_error *e)
+static void error_json(struct integrity_context *ctx, const struct integrity_scrub_report *rep, size_t t,
+		       size_t i, const struct integrity_scrub_error *e)
 {
 	size_t n;
 	const struct integrity_stack_place *above = integrity_scrub_report_above(rep, t, i, &n);
@@ -71,8 +71,14 @@ static void error_json(const struct integrity_scrub_report *rep, size_t t, size_
 		string("device", integrity_scrub_report_disk(rep, t));
 		fputs(",\"above\":[", stdout);
 		for (size_t k = 0; k < n; k++) {
+			char name[256];
+			/* lsblk's NAME: a device-mapper device by its mapper name. */
+			if (integrity_kname_to_name(ctx, above[k].device, name, sizeof(name)) < 0)
+				snprintf(name, sizeof(name), "%s", above[k].device);
 			printf("%s{", k ? "," : "");
-			string("device", above[k].device);
+			string("device", name);
+			putchar(',');
+			string("kname", above[k].device);
 			printf(",\"lba\":%" PRIu64 "}", above[k].lba);
 		}
 		putchar(']');
@@ -145,7 +151,7 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < n; k++) {
 			if (k)
 				putchar(',');
-			error_json(rep, t, k, &errs[k]);
+			error_json(ctx, rep, t, k, &errs[k]);
 		}
 		putchar(']');
 		if (integrity_scrub_report_owners(rep, t, NULL))

@@ -51,7 +51,12 @@ int integrity_device_list(struct integrity_context *ctx, struct integrity_device
 			  size_t *count);
 void integrity_device_list_free(struct integrity_device **devs, size_t count);
 
+/* The kernel name: "sdb", "nvme0n1p2", "md0", "dm-0" (lsblk's KNAME). */
 const char *integrity_device_name(const struct integrity_device *dev);
+/* The name lsblk shows in NAME for the device with kernel name kname: the
+ * device-mapper name ("lin1", "vg-root": /dev/mapper/NAME) for dm-N, the
+ * kernel name for others.  0, or -ENAMETOOLONG when len is too small. */
+int integrity_kname_to_name(struct integrity_context *ctx, const char *kname, char *buf, size_t len);
 /* The whole disk's kernel name (the device's own for a disk). */
 const char *integrity_device_disk_name(const struct integrity_device *dev);
 /* Partition number; 0 for a whole disk. */

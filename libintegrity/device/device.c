@@ -394,6 +394,23 @@ INTEGRITY_EXPORT const char *integrity_device_name(const struct integrity_device
 	return dev->name;
 }
 
+INTEGRITY_EXPORT int integrity_kname_to_name(struct integrity_context *ctx, const char *kname, char *buf,
+					     size_t len)
+{
+	char dir[PATH_MAX], dm[NAME_MAX + 1];
+	const char *name = kname;
+
+	if (strncmp(kname, "dm-", 3) == 0 && !strchr(kname, '/')) {
+		path_printf(dir, sizeof(dir), "%s/block/%s/dm", ctx->root, kname);
+		if (sysfs_read(dir, "name", dm, sizeof(dm)) > 0)
+			name = dm;
+	}
+	if (strlen(name) >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, name, strlen(name) + 1);
+	return 0;
+}
+
 INTEGRITY_EXPORT const char *integrity_device_disk_name(const struct integrity_device *dev)
 {
 	return dev->disk;

@@ -25,20 +25,20 @@ teardown() {
 	run jq -r '[.blockdevices[].name] | join(" ")' <<<"$json"
 	assert_output "nvme1n1 nvme2n1 sdc"
 	run jq -c '.blockdevices[0].children[0] | [.name, .type, .members, .holders, .children[0].name]' <<<"$json"
-	assert_output '["md0","raid1",["nvme1n1","nvme2n1","sdc1"],["dm-0"],"dm-0"]'
+	assert_output '["md0","raid1",["nvme1n1","nvme2n1","sdc1"],["lin1"],"lin1"]'
 	run jq -c '.blockdevices[2].children[0] | [.name, .type, [.children[].name], .children[0].children[0].type]' <<<"$json"
-	assert_output '["sdc1","part",["dm-1","md0"],"crypt"]'
+	assert_output '["sdc1","part",["vg-lv--a","md0"],"crypt"]'
 	# --list: one flat row per device.
-	run ictl status --sysfs-root "$sys" --list -J -o NAME,TYPE
+	run ictl status --sysfs-root "$sys" --list -J -o KNAME,NAME,TYPE
 	assert_success
-	run jq -r '[.blockdevices[] | .name + ":" + .type] | join(" ")' <<<"$output"
-	assert_output "dm-0:dm dm-1:lvm dm-2:crypt md0:raid1 nvme1n1:disk nvme2n1:disk sdc:disk sdc1:part"
+	run jq -r '[.blockdevices[] | .kname + "=" + .name + ":" + .type] | join(" ")' <<<"$output"
+	assert_output "dm-0=lin1:dm dm-1=vg-lv--a:lvm dm-2=secret:crypt md0=md0:raid1 nvme1n1=nvme1n1:disk nvme2n1=nvme2n1:disk sdc=sdc:disk sdc1=sdc1:part"
 	run ictl status --sysfs-root "$sys" --list --tree
 	assert_failure 2
 }
 
 @test "status: md and dm UUIDs are stable names; md's state and members' roles" {
-	run ictl status --sysfs-root "$sys" --list -r -n -o NAME,STABLE md0 dm-0 dm-1
+	run ictl status --sysfs-root "$sys" --list -r -n -o KNAME,STABLE md0 dm-0 dm-1
 	assert_success
 	assert_line "md0 /dev/disk/by-id/md-uuid-3b2f6a1c:5d4e4f60:8a910c1d:2e3f4a5b"
 	assert_line "dm-0 /dev/disk/by-id/dm-name-lin1"
@@ -51,14 +51,14 @@ teardown() {
 
 @test "names: dm names, /dev/mapper, vg/lv and bare kernel names, in every command" {
 	for n in lin1 /dev/mapper/lin1 dm-0; do
-		run ictl status --sysfs-root "$sys" --list -r -n -o NAME "$n"
+		run ictl status --sysfs-root "$sys" --list -r -n -o NAME,KNAME "$n"
 		assert_success
-		assert_output "dm-0"
+		assert_output "lin1 dm-0"
 	done
 	for n in vg/lv-a /dev/vg/lv-a /dev/mapper/vg-lv--a; do
-		run ictl status --sysfs-root "$sys" --list -r -n -o NAME "$n"
+		run ictl status --sysfs-root "$sys" --list -r -n -o NAME,KNAME "$n"
 		assert_success
-		assert_output "dm-1"
+		assert_output "vg-lv--a dm-1"
 	done
 	run ictl status --sysfs-root "$sys" --list -r -n -o NAME md0 nvme1n1
 	assert_success

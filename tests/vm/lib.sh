@@ -29,7 +29,7 @@ VM_MODULES="scsi_debug sd_mod sg t10-pi crc-t10dif crct10dif_generic crct10dif-p
  dm-integrity loop md-mod raid1 raid0 raid10 raid456 dm-crypt
  xts algif_skcipher crc32c_generic"
 # Host programs copied into every initramfs, with their libraries.
-VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme dmsetup mdadm
+VM_HOST_TOOLS="sg_readcap sg_inq sg_vpd sg_format sg_verify sg_modes nvme dmsetup mdadm lsblk
  cryptsetup integritysetup"
 
 vm_log() { echo "# $*" >&2; }

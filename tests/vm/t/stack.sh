@@ -59,7 +59,7 @@ expect_eq "md1 TYPE" "$(row md1 TYPE)" raid5
 expect_eq "md0 MEMBERS" "$(row md0 MEMBERS)" "$(ls /sys/block/md0/slaves | sort | tr '\n' , | sed 's/,$//')"
 expect_eq "md1 MEMBERS" "$(row md1 MEMBERS)" "$(ls /sys/block/md1/slaves | sort | tr '\n' , | sed 's/,$//')"
 expect_eq "$a HOLDERS" "$(row $a HOLDERS)" "$(ls /sys/block/$a/holders | tr '\n' , | sed 's/,$//')"
-expect_eq "md0 HOLDERS" "$(row md0 HOLDERS)" "$lin"
+expect_eq "md0 HOLDERS" "$(row md0 HOLDERS)" lin1
 eval "$(mdadm --detail --export /dev/md0 | grep '^MD_UUID=')"
 expect_eq "md0 STABLE" "$(row md0 STABLE)" "/dev/disk/by-id/md-uuid-$MD_UUID"
 expect_eq "lin1 STABLE" "$(row lin1 STABLE)" "/dev/disk/by-id/dm-uuid-$(dmsetup info -c --noheadings -o uuid lin1)"
@@ -67,12 +67,16 @@ expect_eq "str1 STABLE" "$(row str1 STABLE)" "/dev/disk/by-id/dm-name-str1"
 expect_eq "crypt1 TYPE" "$(row crypt1 TYPE)" crypt
 expect_eq "str1 TYPE" "$(row str1 TYPE)" "$(dmsetup table str1 | awk '{ print $3 }')"
 expect_eq "lin1 MEMBERS" "$(row lin1 MEMBERS)" md0
-expect_eq "crypt1 MEMBERS" "$(row crypt1 MEMBERS)" "$str"
+expect_eq "crypt1 MEMBERS" "$(row crypt1 MEMBERS)" str1
 
-# Names: a dm name, /dev/mapper/NAME, a bare kernel name.
+# Names: a dm name, /dev/mapper/NAME, a bare kernel name; NAME is the
+# mapper name, KNAME the kernel's, as lsblk shows them.
 for key in lin1 /dev/mapper/lin1 $lin /dev/$lin; do
-	expect_eq "name $key" "$(row "$key" NAME)" "$lin"
+	expect_eq "name $key" "$(row "$key" NAME)" lin1
+	expect_eq "kname $key" "$(row "$key" KNAME)" "$lin"
 done
+expect_eq "names as lsblk's" "$(integrityctl status --list -r -n -o NAME,KNAME | sort)" \
+	"$(lsblk -r -n -o NAME,KNAME | sort)"
 expect_eq "name md0" "$(row md0 NAME)" md0
 expect_eq "name $a" "$(row $a NAME)" "$a"
 expect_status "show lin1" 0 integrityctl show lin1
@@ -130,12 +134,12 @@ EOF
 	tree=$(vm_json tree)
 	expect_eq "tree: $a > md0 > lin1" \
 		"$(jq -r --arg a "$a" '.blockdevices[] | select(.name == $a) | .children[0] | .name + ">" + .children[0].name' <<<"$tree")" \
-		"md0>$lin"
+		"md0>lin1"
 	expect_eq "tree: $b > md0" \
 		"$(jq -r --arg b "$b" '.blockdevices[] | select(.name == $b) | .children[0].name' <<<"$tree")" md0
 	expect_eq "tree: $g > str1 > crypt1" \
 		"$(jq -r --arg g "$g" '.blockdevices[] | select(.name == $g) | .children[0] | .name + ">" + .children[0].name + ">" + .children[0].type' <<<"$tree")" \
-		"$str>$cry>crypt"
+		"str1>crypt1>crypt"
 	expect_eq "tree: md0 is no root" "$(jq '[.blockdevices[] | select(.name == "md0")] | length' <<<"$tree")" 0
 	expect_eq "tree: md0 members" \
 		"$(jq -c --arg a "$a" '.blockdevices[] | select(.name == $a) | .children[0].members' <<<"$tree")" \

@@ -121,7 +121,9 @@ EOF
 	expect_eq "lin1: the namespace is scrubbed" "$(jq -r '.[].target' <<<"$j")" "/dev/$lin"
 	expect_eq "lin1: both faults, each with its dm device" \
 		"$(jq -c '[.[].errors[] | [.lba, (.above | map([.device, .lba]))]]' <<<"$j")" \
-		"[[2825,[[\"$lin1\",777]]],[16484,[[\"$crypt1\",100]]]]"
+		"[[2825,[[\"lin1\",777]]],[16484,[[\"crypt1\",100]]]]"
+	expect_eq "lin1: the dm devices' kernel names" \
+		"$(jq -c '[.[].errors[] | (.above | map(.kname))]' <<<"$j")" "[[\"$lin1\"],[\"$crypt1\"]]"
 
 	# The example program's report, through the public API alone, is the
 	# command's: the md RAID1's members, the dm-linear's namespace.

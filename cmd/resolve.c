@@ -12,12 +12,13 @@
 enum {
 	COL_KEY, COL_NAME, COL_MAJMIN, COL_EXT, COL_DISK, COL_PARTN, COL_DISKSEQ, COL_BY_ID,
 	COL_BY_WWN, COL_BY_PATH, COL_BY_PARTUUID, COL_BY_PARTLABEL, COL_BY_UUID, COL_BY_LABEL,
-	COL_BY_DISKSEQ, COL_LINKS, COL_SOURCE, COL_TIME, COL_BOOT, COL_ACTION,
+	COL_BY_DISKSEQ, COL_LINKS, COL_SOURCE, COL_TIME, COL_BOOT, COL_ACTION, COL_KNAME,
 };
 
 static const struct column_def columns[] = {
 	[COL_KEY] = { "KEY", 0.1, 0, SCOLS_JSON_STRING, "the key as given" },
-	[COL_NAME] = { "NAME", 0.1, 0, SCOLS_JSON_STRING, "kernel device name" },
+	[COL_NAME] = { "NAME", 0.1, 0, SCOLS_JSON_STRING, "device name (device-mapper: the name in /dev/mapper)" },
+	[COL_KNAME] = { "KNAME", 0.1, 0, SCOLS_JSON_STRING, "internal kernel device name" },
 	[COL_MAJMIN] = { "MAJ:MIN", 7, 0, SCOLS_JSON_STRING, "major:minor device number" },
 	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
 		      "number in the extended (dynamic) range, major 259" },
@@ -125,16 +126,23 @@ static void format_time(int64_t usec, char *buf, size_t len)
 	snprintf(buf, len, "%s.%06ldZ", s, (long)(usec % 1000000));
 }
 
-static int add_row(const struct column_set *set, struct libscols_table *tb, const char *key,
-		   const struct integrity_resolve *res)
+static int add_row(struct integrity_context *ctx, const struct column_set *set, struct libscols_table *tb,
+		   const char *key, const struct integrity_resolve *res)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	size_t n = integrity_resolve_link_count(res), total = 1;
+	char name[NAME_MAX + 1];
 
 	if (!ln)
 		return -ENOMEM;
 	set_cell(set, ln, COL_KEY, key);
-	set_cell(set, ln, COL_NAME, integrity_resolve_name(res));
+	/* A device the history knows but that is gone: its kernel name may be
+	 * another device's now. */
+	if (integrity_resolve_source(res) == INTEGRITY_SOURCE_HISTORY ||
+	    integrity_kname_to_name(ctx, integrity_resolve_name(res), name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "%s", integrity_resolve_name(res));
+	set_cell(set, ln, COL_NAME, name);
+	set_cell(set, ln, COL_KNAME, integrity_resolve_name(res));
 	columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_resolve_major(res), integrity_resolve_minor(res));
 	columns_set(set, ln, COL_EXT, "%d", integrity_resolve_is_extended(res));
 	set_cell(set, ln, COL_DISK, integrity_resolve_disk(res));
@@ -438,7 +446,7 @@ int cmd_resolve(int argc, const char **argv)
 			ret = ret ? ret : code;
 			continue;
 		}
-		r = add_row(&set, tb, keys[i], res);
+		r = add_row(ctx, &set, tb, keys[i], res);
 		if (r < 0) {
 			ret = fail(EXIT_FAIL, NULL, r, "output");
 			break;

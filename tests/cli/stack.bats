@@ -66,6 +66,9 @@ teardown() {
 	run ictl show --sysfs-root "$sys" secret
 	assert_success
 	assert_line --index 0 --partial "dm-2: 253:2"
+	run ictl resolve --sysfs-root "$sys" --no-udev -r -n -o KEY,NAME,KNAME lin1 dm-1 md0
+	assert_success
+	assert_output $'lin1 lin1 dm-0\ndm-1 vg-lv--a dm-1\nmd0 md0 md0'
 	run ictl status --sysfs-root "$sys" vg/nope
 	assert_failure 3
 	assert_output --partial "vg/nope: no such block device"

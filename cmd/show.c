@@ -127,147 +127,54 @@ static int show_kernel(struct out *o, const struct integrity_device *dev, const 
 	return 0;
 }
 
-/* One device of the stack around the one shown. */
-struct node {
-	char name[256];
-	char type[32];
-	char format[32];
-	bool profile;		/* the kernel carries PI through it */
-	bool media_pi;		/* a device at the bottom that stores PI */
-	int level;		/* above the device shown: > 0, below: < 0 */
-};
-
-struct chain {
-	struct node v[64];
-	size_t n;
-};
-
-static bool chain_has(const struct chain *c, const char *name)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (strcmp(c->v[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-/* Add name and, in one direction, everything on that side of it. */
-static void chain_walk(struct chain *c, struct integrity_context *ctx, const char *name, int level, int dir)
-{
-	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
-	_cleanup_(integrity_stack_freep) struct integrity_stack *st = NULL;
-	struct integrity_kernel_state ks;
-
-	if (c->n == ARRAY_SIZE(c->v) || chain_has(c, name) || level > 16 || level < -16 ||
-	    integrity_device_new(ctx, name, &dev) < 0 || integrity_stack_new(dev, &st) < 0)
-		return;
-	struct node *n = &c->v[c->n++];
-	/* A state that cannot be read: "?", and no PI claimed through it. */
-	if (integrity_device_kernel_state(dev, &ks) < 0)
-		snprintf(ks.format, sizeof(ks.format), "?");
-	snprintf(n->name, sizeof(n->name), "%s", name);
-	snprintf(n->type, sizeof(n->type), "%s", integrity_stack_type(st));
-	snprintf(n->format, sizeof(n->format), "%s", ks.format);
-	n->profile = strcmp(ks.format, "?") != 0 && profile_of(&ks);
-	n->level = level;
-	bool bottom = integrity_stack_below_count(st) == 0;
-	n->media_pi = bottom && (n->profile || integrity_device_pi_type(dev) > 0);
-	if (dir > 0) {
-		for (size_t i = 0; i < integrity_stack_above_count(st); i++)
-			chain_walk(c, ctx, integrity_stack_above(st, i), level + 1, dir);
-	} else if (dir < 0 && integrity_stack_kind(st) != INTEGRITY_STACK_MD) {
-		for (size_t i = 0; i < integrity_stack_below_count(st); i++)
-			chain_walk(c, ctx, integrity_stack_below(st, i), level - 1, dir);
-	} else if (dir < 0) {
-		/* md reads from its active members only. */
-		for (size_t i = 0; i < integrity_stack_md_member_count(st); i++) {
-			const struct integrity_md_member *m = integrity_stack_md_member(st, i);
-			if (m->slot >= 0 && !strstr(m->state, "faulty"))
-				chain_walk(c, ctx, m->name, level - 1, dir);
-		}
-	}
-}
-
-static int cmp_level(const void *a, const void *b)
-{
-	const struct node *x = a, *y = b;
-	return (y->level > x->level) - (y->level < x->level);
-}
-
 /* Whether PI goes from the top of the stack (where a file system sits)
  * down to the media, or where it stops. */
-static void show_protection(struct out *o, struct integrity_context *ctx, const struct integrity_device *dev,
-			    const struct integrity_stack *stk)
+static void show_protection(struct out *o, const struct integrity_device *dev)
 {
-	struct chain *c = calloc(1, sizeof(*c));
+	struct integrity_stack_pi *pi = NULL;
 	char text[512];
 
-	if (!c)
+	if (integrity_stack_pi_new(dev, &pi) < 0)
 		return;
-	chain_walk(c, ctx, integrity_device_name(dev), 0, 1);
-	/* The device itself is in already: walk down from below it. */
-	for (size_t i = 0; i < integrity_stack_below_count(stk); i++) {
-		if (integrity_stack_kind(stk) == INTEGRITY_STACK_MD)
-			break;
-		chain_walk(c, ctx, integrity_stack_below(stk, i), -1, -1);
-	}
-	for (size_t i = 0; integrity_stack_kind(stk) == INTEGRITY_STACK_MD && i < integrity_stack_md_member_count(stk); i++) {
-		const struct integrity_md_member *m = integrity_stack_md_member(stk, i);
-		if (m->slot >= 0 && !strstr(m->state, "faulty"))
-			chain_walk(c, ctx, m->name, -1, -1);
-	}
-	/* The device shown had no walk down when it is at the bottom. */
-	if (integrity_stack_below_count(stk) == 0)
-		c->v[0].media_pi = c->v[0].media_pi || c->v[0].profile || integrity_device_pi_type(dev) > 0;
-	qsort(c->v, c->n, sizeof(c->v[0]), cmp_level);
-
-	size_t media_pi = 0, without = 0;
-	const struct node *stop = NULL;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct node *n = &c->v[i];
-		if (n->media_pi)
-			media_pi++;
-		if (n->profile)
-			continue;
-		without++;
-		/* The lowest device without PI: PI ends below it. */
-		if (!stop || n->level < stop->level)
-			stop = n;
-	}
-	bool end_to_end = without == 0 && media_pi > 0;
+	const struct integrity_stack_pi_node *top = integrity_stack_pi_node(pi, 0);
+	const struct integrity_stack_pi_node *stop = integrity_stack_pi_stop(pi);
+	bool end_to_end = integrity_stack_pi_end_to_end(pi);
 	if (end_to_end)
 		snprintf(text, sizeof(text), "end to end: every device from %.64s down to the media carries PI",
-			 c->v[0].name);
-	else if (!media_pi)
+			 top->name);
+	else if (!stop)
 		snprintf(text, sizeof(text), "none: no device at the bottom of this stack stores PI");
 	else
 		snprintf(text, sizeof(text), "stops at %.64s (%s): PI below it, none from it up%s%.64s", stop->name,
-			 stop->type, stop == &c->v[0] ? "" : " to ", stop == &c->v[0] ? "" : c->v[0].name);
+			 stop->type, stop == top ? "" : " to ", stop == top ? "" : top->name);
 
 	if (o->json) {
 		json_object_begin(&o->j, "protection");
 		json_bool(&o->j, "end_to_end", end_to_end);
-		json_string(&o->j, "stops_at", !end_to_end && media_pi && stop ? stop->name : NULL);
+		json_string(&o->j, "stops_at", stop ? stop->name : NULL);
 		json_string(&o->j, "text", text);
 		json_array_begin(&o->j, "chain");
-		for (size_t i = 0; i < c->n; i++) {
+		for (size_t i = 0; i < integrity_stack_pi_count(pi); i++) {
+			const struct integrity_stack_pi_node *n = integrity_stack_pi_node(pi, i);
 			json_object_begin(&o->j, NULL);
-			json_string(&o->j, "name", c->v[i].name);
-			json_string(&o->j, "type", c->v[i].type);
-			json_string(&o->j, "format", c->v[i].format);
-			json_u64(&o->j, "depth", (uint64_t)(c->v[0].level - c->v[i].level));
+			json_string(&o->j, "name", n->name);
+			json_string(&o->j, "type", n->type);
+			json_string(&o->j, "format", n->format);
+			json_u64(&o->j, "depth", n->depth);
 			json_object_end(&o->j);
 		}
 		json_array_end(&o->j);
 		json_object_end(&o->j);
 	} else {
 		printf("  %-28s %s\n", "protection", text);
-		for (size_t i = 0; i < c->n; i++) {
-			int indent = 2 * (c->v[0].level - c->v[i].level);
-			printf("    %*s%-*s %-9s %s\n", indent, "", indent < 24 ? 24 - indent : 1, c->v[i].name,
-			       c->v[i].type, c->v[i].format);
+		for (size_t i = 0; i < integrity_stack_pi_count(pi); i++) {
+			const struct integrity_stack_pi_node *n = integrity_stack_pi_node(pi, i);
+			int indent = 2 * (int)n->depth;
+			printf("    %*s%-*s %-9s %s\n", indent, "", indent < 24 ? 24 - indent : 1, n->name, n->type,
+			       n->format);
 		}
 	}
-	free(c);
+	integrity_stack_pi_free(pi);
 }
 
 static void show_md(struct out *o, const struct integrity_stack *stk)
@@ -431,7 +338,7 @@ static void show_stack(struct out *o, struct integrity_context *ctx, const struc
 		else if (r < 0 && r != -ENODATA)
 			printf("  %-28s %s\n", "table", strerror(-r));
 	}
-	show_protection(o, ctx, dev, stk);
+	show_protection(o, dev);
 	if (o->json)
 		json_array_begin(&o->j, "mixed_members");
 	show_mixed(o, ctx, dev, stk);

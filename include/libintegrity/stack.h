@@ -131,6 +131,35 @@ int integrity_stack_map_above(const struct integrity_device *dev, uint64_t lba,
  * under a dm target. */
 int integrity_stack_map_below(const struct integrity_device *dev, uint64_t lba,
 			      struct integrity_stack_place **places, size_t *count);
+/* Where protection information goes in the stack around a device: the
+ * devices above it (to the top, where a file system sits) and below it (to
+ * the media; md: its active members), and whether the kernel carries PI
+ * through every one of them.  PI stops where a device has no integrity
+ * profile: md and device-mapper register one only when every device below
+ * has the same, so an array of protected and unprotected members carries
+ * none. */
+struct integrity_stack_pi_node {
+	char name[256];			/* kernel name */
+	char type[32];			/* as lsblk's TYPE: "disk", "part", "raid1", "linear" */
+	char format[32];		/* the kernel's profile, "none"; "?" when unreadable */
+	bool profile;			/* the kernel carries PI through it */
+	bool media_pi;			/* at the bottom of the stack, and stores PI */
+	unsigned depth;			/* 0 at the top; grows downwards */
+};
+struct integrity_stack_pi;
+int integrity_stack_pi_new(const struct integrity_device *dev, struct integrity_stack_pi **pi);
+void integrity_stack_pi_free(struct integrity_stack_pi *pi);
+/* The devices, top first. */
+size_t integrity_stack_pi_count(const struct integrity_stack_pi *pi);
+const struct integrity_stack_pi_node *integrity_stack_pi_node(const struct integrity_stack_pi *pi, size_t i);
+/* Every device from the top down to the media carries PI. */
+bool integrity_stack_pi_end_to_end(const struct integrity_stack_pi *pi);
+/* Some device at the bottom stores PI. */
+bool integrity_stack_pi_on_media(const struct integrity_stack_pi *pi);
+/* Where PI stops: the lowest device without it, above media that store
+ * PI; NULL when it is carried end to end or no media store it. */
+const struct integrity_stack_pi_node *integrity_stack_pi_stop(const struct integrity_stack_pi *pi);
+
 /* Who checks protection information when the device is read with a plain
  * read (the kernel method), as each driver really behaves: read_verify is
  * not the whole story. */

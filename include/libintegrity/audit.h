@@ -35,10 +35,11 @@ enum integrity_audit_kind {
 	INTEGRITY_AUDIT_NO_TIMER,		/* a protected disk that no enabled timer scrubs */
 	INTEGRITY_AUDIT_SCRUB_OLD,		/* the last complete scrub is too old */
 	INTEGRITY_AUDIT_SCRUB_NEVER,		/* no complete scrub is recorded */
+	INTEGRITY_AUDIT_PI_STOPS,		/* md or dm over devices with PI and without */
 };
 
 /* "unstable_name", "missing_name", "unparsed", "unreadable", "pi_off",
- * "policy_off", "no_timer", "scrub_old", "scrub_never". */
+ * "policy_off", "no_timer", "scrub_old", "scrub_never", "pi_stops". */
 const char *integrity_audit_kind_name(enum integrity_audit_kind kind);
 
 /* A scrub older than this many days is a finding. */

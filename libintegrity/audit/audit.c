@@ -39,6 +39,7 @@ INTEGRITY_EXPORT const char *integrity_audit_kind_name(enum integrity_audit_kind
 		[INTEGRITY_AUDIT_NO_TIMER] = "no_timer",
 		[INTEGRITY_AUDIT_SCRUB_OLD] = "scrub_old",
 		[INTEGRITY_AUDIT_SCRUB_NEVER] = "scrub_never",
+		[INTEGRITY_AUDIT_PI_STOPS] = "pi_stops",
 	};
 	return (unsigned)kind < ARRAY_SIZE(names) ? names[kind] : NULL;
 }
@@ -738,6 +739,39 @@ static int64_t last_scrub(const struct integrity_device *dev, const struct integ
 	return last;
 }
 
+/* md or device-mapper over devices that carry PI and devices that do not:
+ * the kernel registers no profile for it, and PI stops there.  The words
+ * for the finding, or NULL (also when out of memory: *err). */
+static char *mixed_stack(const struct integrity_device *dev, int *err)
+{
+	struct integrity_stack_pi *pi = NULL;
+	char with[512] = "", without[512] = "";
+	char *detail = NULL;
+
+	*err = 0;
+	if (integrity_stack_pi_new(dev, &pi) < 0)
+		return NULL;
+	unsigned depth = UINT_MAX;
+	for (size_t i = 0; i < integrity_stack_pi_count(pi); i++)
+		if (strcmp(integrity_stack_pi_node(pi, i)->name, integrity_device_name(dev)) == 0)
+			depth = integrity_stack_pi_node(pi, i)->depth;
+	for (size_t i = 0; i < integrity_stack_pi_count(pi); i++) {
+		const struct integrity_stack_pi_node *n = integrity_stack_pi_node(pi, i);
+		char *list = n->profile ? with : without;
+		if (depth != UINT_MAX && n->depth == depth + 1)
+			snprintf(list + strlen(list), sizeof(with) - strlen(list), "%s%s", list[0] ? ", " : "",
+				 n->name);
+	}
+	if (with[0] && without[0] &&
+	    !(detail = str_printf("made of devices with protection information (%s) and without (%s): the kernel "
+				  "carries no PI through it, so nothing above it is protected end to end; build it "
+				  "from devices that all carry the same profile ('integrityctl format' the others)",
+				  with, without)))
+		*err = -ENOMEM;
+	integrity_stack_pi_free(pi);
+	return detail;
+}
+
 static int audit_disk(struct integrity_audit *a, const struct integrity_device *dev, const struct timers *t,
 		      const struct integrity_scrub_state *states, size_t nstates)
 {
@@ -747,6 +781,14 @@ static int audit_disk(struct integrity_audit *a, const struct integrity_device *
 
 	if (integrity_device_kernel_state(dev, &ks) < 0)
 		return 0;
+	const char *transport = integrity_device_transport(dev);
+	if (!strcmp(transport, "md") || !strcmp(transport, "dm")) {
+		char *mixed = mixed_stack(dev, &r);
+		if (r < 0)
+			return r;
+		if (mixed)
+			return disk_finding(a, INTEGRITY_AUDIT_PI_STOPS, dev, mixed);
+	}
 	bool protected = ks.format[0] && strcmp(ks.format, "none") != 0;
 	if (!protected) {
 		if (pi_capable_off(dev))

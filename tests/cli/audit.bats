@@ -357,3 +357,28 @@ loop_disk() {
 	grep -qx '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_1-part1 /b ext4 defaults 0 2' root/etc/fstab
 	grep -qx '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_2-part1 /c ext4 defaults 0 2' root/etc/fstab
 }
+
+@test "audit: md over devices with PI and without is where protection stops" {
+	local sys=$BATS_TEST_TMPDIR/sys
+	sysfs_stack_tree "$sys"
+	sysfs_disk "$sys" nvme3n1 259:23 262144 devices/pci0000:00/0000:00:03.0/nvme/nvme3
+	sysfs_integrity "$sys" nvme3n1 T10-DIF-TYPE1-CRC 512 8 1 1 1
+	sysfs_disk "$sys" sdd 8:48 262144 devices/pci0000:00/0000:00:1f.2/ata4/host4/target4:0:0/4:0:0:0
+	sysfs_integrity "$sys" sdd none 0 0 0 0 0
+	sysfs_disk "$sys" md1 9:1 257024 devices/virtual
+	mkdir -p "$sys/block/md1/md"
+	echo raid1 >"$sys/block/md1/md/level"
+	echo 2 >"$sys/block/md1/md/raid_disks"
+	echo clean >"$sys/block/md1/md/array_state"
+	sysfs_md_member "$sys" md1 nvme3n1 0 2048 in_sync 0
+	sysfs_md_member "$sys" md1 sdd 1 2048 in_sync 0
+	mkdir -p root/etc
+	run audit
+	assert_failure 1
+	assert_line 'md1 (9:1): made of devices with protection information (nvme3n1) and without (sdd): the kernel carries no PI through it, so nothing above it is protected end to end; build it from devices that all carry the same profile ('"'"'integrityctl format'"'"' the others)'
+	# md0 keeps its one unprotected device a spare, and carries PI.
+	refute_output --partial 'md0 (9:0): made of'
+	run audit -J
+	[ "$(jq -r '[.findings[] | select(.device == "md1") | .kind] | join(" ")' <<<"$output")" = pi_stops ] ||
+		{ echo "$output"; false; }
+}

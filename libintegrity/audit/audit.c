@@ -429,7 +429,7 @@ static const char *fix_note(const struct audit_file *file, const struct audit_re
 		return "after --fix, run update-initramfs -u";
 	if (file->kind == AUDIT_MDADM)
 		return "after --fix, run update-initramfs -u (the initramfs has a copy)";
-	if (file->kind == AUDIT_MOUNT_UNIT)
+	if (file->kind == AUDIT_MOUNT_UNIT || file->kind == AUDIT_CRYPTSETUP_UNIT)
 		return "after --fix, run systemctl daemon-reload";
 	if (file->kind == AUDIT_FSTAB || file->kind == AUDIT_CRYPTTAB)
 		return "after --fix, run systemctl daemon-reload";
@@ -601,14 +601,60 @@ static enum audit_file_kind rules_kind(const char *name _unused_)
 	return AUDIT_UDEV_RULES;
 }
 
-/* Mount, automount and swap units in root's /etc/systemd/system; udev's
- * rules in /etc/udev/rules.d. */
+static enum audit_file_kind cryptsetup_kind(const char *name _unused_)
+{
+	return AUDIT_CRYPTSETUP_UNIT;
+}
+
+/* systemd-cryptsetup@NAME.service units written by hand in root's
+ * /etc/systemd/system, and drop-ins for such instances
+ * (systemd-cryptsetup@NAME.service.d/ *.conf): their ExecStart= names the
+ * device. */
+static int add_cryptsetup_units(struct integrity_audit *a)
+{
+	static const char *const conf[] = { ".conf" };
+	_cleanup_free_ char *dir = under_root(a, "/etc/systemd/system");
+	struct strv names = { 0 };
+	struct dirent *e;
+	int r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && r == 0)
+		if (strncmp(e->d_name, "systemd-cryptsetup@", 19) == 0 &&
+		    (has_suffix(e->d_name, ".service") || has_suffix(e->d_name, ".service.d")))
+			r = strv_push(&names, e->d_name);
+	if (r == 0 && names.n)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_names);
+	for (size_t i = 0; i < names.n && r == 0; i++) {
+		char *path = str_printf("/etc/systemd/system/%s", names.v[i]);
+		if (!path) {
+			r = -ENOMEM;
+			break;
+		}
+		if (has_suffix(names.v[i], ".service.d"))
+			r = add_dir(a, path, conf, ARRAY_SIZE(conf), cryptsetup_kind);
+		else
+			r = add_file(a, path, AUDIT_CRYPTSETUP_UNIT);
+		free(path);
+	}
+	strv_clear(&names);
+	return r;
+}
+
+/* Mount, automount and swap units in root's /etc/systemd/system, and
+ * systemd-cryptsetup instances; udev's rules in /etc/udev/rules.d. */
 static int add_dirs(struct integrity_audit *a)
 {
 	static const char *const units[] = { ".mount", ".automount", ".swap" };
 	static const char *const rules[] = { ".rules" };
 	int r = add_dir(a, "/etc/systemd/system", units, ARRAY_SIZE(units), unit_kind);
 
+	if (r == 0)
+		r = add_cryptsetup_units(a);
 	return r < 0 ? r : add_dir(a, "/etc/udev/rules.d", rules, ARRAY_SIZE(rules), rules_kind);
 }
 

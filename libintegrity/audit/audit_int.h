@@ -33,6 +33,7 @@ enum audit_file_kind {
 	AUDIT_MOUNT_UNIT,	/* .mount, .automount: What= */
 	AUDIT_SWAP_UNIT,	/* .swap: What= (the unit's name is tied to it) */
 	AUDIT_CMDLINE,		/* /proc/cmdline: root=, resume= */
+	AUDIT_CRYPTSETUP_UNIT,	/* systemd-cryptsetup@.service instances: ExecStart=... attach NAME DEVICE */
 	/* Patterns that name one device; reported, never rewritten. */
 	AUDIT_LVM,		/* lvm.conf: filter, global_filter */
 	AUDIT_UDEV_RULES,	/* KERNEL=="sdb1" */

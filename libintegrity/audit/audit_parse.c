@@ -453,7 +453,38 @@ static int parse_shell(struct audit_text *t, enum audit_file_kind kind)
 
 /* ---------------------------------------------------------------- systemd units */
 
-static int parse_unit(struct audit_text *t, bool swap)
+/* The device of a systemd-cryptsetup ExecStart= value ("[-@:+!]PATH/
+ * systemd-cryptsetup attach NAME DEVICE ..."): its offset and length in v,
+ * or false. */
+static bool cryptsetup_device(const char *v, size_t len, size_t *off, size_t *dlen)
+{
+	size_t at = 0, w = 0, b = 0;
+	const char *prog = NULL;
+
+	while (at < len && strchr("-@:+!", v[at]))
+		at++;
+	for (; w < 4; w++) {
+		at += skip_blanks(v + at, len - at);
+		b = at;
+		while (at < len && !is_blank(v[at]))
+			at++;
+		if (at == b)
+			return false;
+		if (w == 0) {
+			prog = memrchr(v + b, '/', at - b);
+			prog = prog ? prog + 1 : v + b;
+			if ((size_t)(v + at - prog) != 18 || strncmp(prog, "systemd-cryptsetup", 18) != 0)
+				return false;
+		} else if (w == 1 && (at - b != 6 || strncmp(v + b, "attach", 6) != 0)) {
+			return false;
+		}
+	}
+	*off = b;
+	*dlen = at - b;
+	return true;
+}
+
+static int parse_unit(struct audit_text *t, bool swap, bool cryptsetup)
 {
 	bool continued = false, device_section = false;
 	int r;
@@ -479,7 +510,8 @@ static int parse_unit(struct audit_text *t, bool swap)
 				bad(t, line, "a section header without its ']'");
 				continue;
 			}
-			device_section = (e - b == 7 && strncmp(s + b, "[Mount]", 7) == 0) ||
+			device_section = cryptsetup ? e - b == 9 && strncmp(s + b, "[Service]", 9) == 0 :
+					 (e - b == 7 && strncmp(s + b, "[Mount]", 7) == 0) ||
 					 (e - b == 6 && strncmp(s + b, "[Swap]", 6) == 0);
 			continue;
 		}
@@ -494,7 +526,21 @@ static int parse_unit(struct audit_text *t, bool swap)
 			continue;
 		}
 		continued = s[e - 1] == '\\';
-		if (!device_section || kend - b != 4 || strncmp(s + b, "What", 4) != 0)
+		if (device_section && cryptsetup && kend - b == 9 && strncmp(s + b, "ExecStart", 9) == 0) {
+			size_t v = k + 1, off, dl;
+			if (continued) {
+				bad(t, line, "ExecStart= goes on past the end of the line");
+				continue;
+			}
+			if (!cryptsetup_device(s + v, e - v, &off, &dl) || !names_device(s + v + off, dl) ||
+			    memchr(s + v + off, '%', dl))
+				continue;
+			if ((r = add_ref(t, line, v + off, dl, copy(s + v + off, dl), AUDIT_FORM_PATH, true,
+					 "ExecStart=")) < 0)
+				return r;
+			continue;
+		}
+		if (!device_section || cryptsetup || kend - b != 4 || strncmp(s + b, "What", 4) != 0)
 			continue;
 		if (continued) {
 			bad(t, line, "What= goes on past the end of the line");
@@ -676,9 +722,11 @@ int audit_parse(enum audit_file_kind kind, const char *data, size_t size, struct
 	case AUDIT_RESUME:
 		return parse_shell(t, kind);
 	case AUDIT_MOUNT_UNIT:
-		return parse_unit(t, false);
+		return parse_unit(t, false, false);
 	case AUDIT_SWAP_UNIT:
-		return parse_unit(t, true);
+		return parse_unit(t, true, false);
+	case AUDIT_CRYPTSETUP_UNIT:
+		return parse_unit(t, false, true);
 	case AUDIT_CMDLINE:
 		return parse_cmdline(t);
 	case AUDIT_LVM:

@@ -382,3 +382,25 @@ loop_disk() {
 	[ "$(jq -r '[.findings[] | select(.device == "md1") | .kind] | join(" ")' <<<"$output")" = pi_stops ] ||
 		{ echo "$output"; false; }
 }
+
+@test "audit: systemd-cryptsetup instances written by hand, and their drop-ins" {
+	fixture
+	mkdir -p 'root/etc/systemd/system/systemd-cryptsetup@data.service.d'
+	printf '%s\n' '[Unit]' 'Description=Cryptography Setup for data' '' '[Service]' 'Type=oneshot' \
+		'ExecStart=/lib/systemd/systemd-cryptsetup attach data /dev/sda5 none luks' \
+		'ExecStop=/lib/systemd/systemd-cryptsetup detach data' \
+		>'root/etc/systemd/system/systemd-cryptsetup@data.service'
+	printf '%s\n' '[Service]' 'ExecStart=' \
+		'ExecStart=-/usr/lib/systemd/systemd-cryptsetup attach data /dev/nvme0n1p1 none luks,discard' \
+		>'root/etc/systemd/system/systemd-cryptsetup@data.service.d/override.conf'
+	run audit
+	assert_failure 1
+	assert_line --partial '/etc/systemd/system/systemd-cryptsetup@data.service:6: /dev/sda5 (ExecStart=) is a kernel name'
+	assert_line --partial '/etc/systemd/system/systemd-cryptsetup@data.service.d/override.conf:3: /dev/nvme0n1p1 (ExecStart=) is an NVMe kernel name'
+	run audit --fix
+	grep -qx 'ExecStart=/lib/systemd/systemd-cryptsetup attach data /dev/disk/by-id/wwn-0x5333333000001f40-part5 none luks' \
+		'root/etc/systemd/system/systemd-cryptsetup@data.service'
+	grep -qx 'ExecStart=-/usr/lib/systemd/systemd-cryptsetup attach data /dev/disk/by-id/nvme-nvme.1b36-3132333435-51454d55204e564d65204374726c-00000001-part1 none luks,discard' \
+		'root/etc/systemd/system/systemd-cryptsetup@data.service.d/override.conf'
+	grep -qx 'ExecStop=/lib/systemd/systemd-cryptsetup detach data' 'root/etc/systemd/system/systemd-cryptsetup@data.service'
+}

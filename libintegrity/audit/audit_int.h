@@ -33,11 +33,12 @@ enum audit_file_kind {
 	AUDIT_MOUNT_UNIT,	/* .mount, .automount: What= */
 	AUDIT_SWAP_UNIT,	/* .swap: What= (the unit's name is tied to it) */
 	AUDIT_CMDLINE,		/* /proc/cmdline: root=, resume= */
-	AUDIT_CRYPTSETUP_UNIT,	/* systemd-cryptsetup@.service instances: ExecStart=... attach NAME DEVICE */
 	/* Patterns that name one device; reported, never rewritten. */
 	AUDIT_LVM,		/* lvm.conf: filter, global_filter */
 	AUDIT_UDEV_RULES,	/* KERNEL=="sdb1" */
 	AUDIT_MULTIPATH,	/* multipath.conf: devnode "^sdb$" */
+	/* systemd-cryptsetup@.service instances: ExecStart=... attach NAME DEVICE */
+	AUDIT_CRYPTSETUP_UNIT,
 };
 
 /* How a replacement may be written where the reference stands. */

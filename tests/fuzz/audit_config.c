@@ -3,7 +3,8 @@
  * The audit's configuration parsers (audit_parse.c) and its fix planner
  * (audit_fix.c): the first byte picks the kind of file (fstab, crypttab,
  * mdadm.conf, GRUB's defaults, resume, a mount or swap unit, the kernel
- * command line, lvm.conf, udev rules, multipath.conf), the rest is the file.  Every reference must lie inside
+ * command line, lvm.conf, udev rules, multipath.conf, a systemd-cryptsetup
+ * instance), the rest is the file.  Every reference must lie inside
  * its line; the fixed text, with each reference replaced, must differ from
  * the file by exactly those replacements, and the diff must name the file.
  */
@@ -12,7 +13,7 @@
 #include "audit_int.h"
 #include "fuzz.h"
 
-#define KINDS (AUDIT_MULTIPATH + 1)
+#define KINDS (AUDIT_CRYPTSETUP_UNIT + 1)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

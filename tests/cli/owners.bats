@@ -631,3 +631,20 @@ PY
 	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = null ] || { echo "$output"; false; }
 	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "no path in the mounted tree: / from the file system's root, outside the mounted /sub" ]]
 }
+
+@test "mounted XFS: a file 1,100 directories deep, with 1,024 descriptors: its whole path" {
+	for rmap in 1 0; do
+		make_xfs $rmap
+		deep=$(printf 'd/%.0s' $(seq 1 1100))
+		mkdir -p "m/$deep"
+		random_file "m/${deep}f" 4096 16
+		sync
+		lba=$(lba_of "m/${deep}f" 0)
+		[ -n "$lba" ]
+		run --separate-stderr bash -c 'ulimit -n 1024 && exec "$@"' - "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/${deep}f" ] || { echo "rmap $rmap: $output"; false; }
+		[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
+		umount m
+	done
+}

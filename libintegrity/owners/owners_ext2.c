@@ -111,6 +111,32 @@ static int ext2_check(ext2_filsys e2, char *why, size_t whylen)
 	return 0;
 }
 
+/* Signs that an unmounted file system that can be read is damaged all
+ * the same: its answers carry them.  "" when there are none. */
+static void ext2_damage_signs(ext2_filsys e2, char *buf, size_t len)
+{
+	struct ext2_super_block *sb = e2->super;
+	const char *what = NULL;
+	char grp[64];
+
+	buf[0] = '\0';
+	if (!ext2fs_superblock_csum_verify(e2, sb))
+		what = "the superblock's checksum is wrong";
+	else if (sb->s_state & EXT2_ERROR_FS)
+		what = "the kernel recorded errors in it";
+	else if (!(sb->s_state & EXT2_VALID_FS))
+		what = "it was not cleanly unmounted";
+	else if (ext2fs_has_feature_journal_needs_recovery(sb))
+		what = "its journal is not replayed";
+	for (dgrp_t g = 0; !what && g < e2->group_desc_count; g++)
+		if (!ext2fs_group_desc_csum_verify(e2, g)) {
+			snprintf(grp, sizeof(grp), "group %u's descriptor checksum is wrong", g);
+			what = grp;
+		}
+	if (what)
+		snprintf(buf, len, "file system damaged: %s; what it says may be wrong (fsck would say more)", what);
+}
+
 /* Opened, and checked: -EUCLEAN with why when it must not be read. */
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
 {
@@ -216,6 +242,7 @@ struct e2_claim {
 	ext2_ino_t ino;
 	e2_blkcnt_t blockcnt;		/* the block's index in the file; < 0 for its metadata */
 	bool unwritten;			/* in an extent allocated, never written */
+	bool bad_csum;			/* the inode's checksum is wrong */
 };
 
 /* One block wanted by the inode scan, in file-system blocks. */
@@ -235,7 +262,8 @@ struct e2_scan {
 	struct e2_want *v;
 	size_t n, cap;
 	ext2_ino_t ino;
-	struct ext2_inode *inode;	/* of ino */
+	struct ext2_inode *inode;	/* of ino, as much of it as the inode size */
+	bool check_csum;		/* the inodes' checksums are checked */
 	size_t nclaims;			/* in all the wants */
 	int err;
 };
@@ -283,7 +311,9 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 			s->err = -ENOMEM;
 			return BLOCK_ABORT;
 		}
-		hit->claims[hit->nclaims++] = (struct e2_claim){ s->ino, blockcnt, e2_unwritten(e2, s, blockcnt) };
+		hit->claims[hit->nclaims++] = (struct e2_claim){
+			s->ino, blockcnt, e2_unwritten(e2, s, blockcnt),
+			s->check_csum && !ext2fs_inode_csum_verify(e2, s->ino, (struct ext2_inode_large *)s->inode) };
 		s->nclaims++;
 	}
 	return 0;
@@ -741,25 +771,32 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		if (scan.n)
 			qsort(scan.v, scan.n, sizeof(*scan.v), e2_want_cmp);
 		ext2_inode_scan is;
-		struct ext2_inode inode;
 		ext2_ino_t ino;
-		errcode_t e = ext2fs_open_inode_scan(e2, 0, &is);
-		if (e) {
+		int isz = EXT2_INODE_SIZE(e2->super);
+		/* The whole inode, for its checksum. */
+		_cleanup_free_ struct ext2_inode *full = calloc(1, (size_t)isz > sizeof(*full) ? (size_t)isz : sizeof(*full));
+		errcode_t e = full ? ext2fs_open_inode_scan(e2, 0, &is) : 0;
+		scan.check_csum = !mounted && ext2fs_has_feature_metadata_csum(e2->super) &&
+				  (size_t)isz >= sizeof(struct ext2_inode);
+		if (!full) {
+			r = -ENOMEM;
+		} else if (e) {
 			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", ext2_message(e));
 		} else {
-			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
-				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))
+			const struct ext2_inode *inode = full;
+			while (ext2fs_get_next_inode_full(is, &ino, full, isz) == 0 && ino) {
+				if (!inode->i_links_count && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
-				if (inode.i_dtime && ino >= EXT2_FIRST_INO(e2->super))
+				if (inode->i_dtime && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
 				scan.ino = ino;
-				scan.inode = &inode;
-				blk64_t acl = ext2fs_file_acl_block(e2, &inode);
+				scan.inode = full;
+				blk64_t acl = ext2fs_file_acl_block(e2, inode);
 				if (acl) {
 					blk64_t a = acl;
 					e2_block(e2, &a, -5, 0, 0, &scan);
 				}
-				if (ext2fs_inode_has_valid_blocks2(e2, &inode))
+				if (ext2fs_inode_has_valid_blocks2(e2, full))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
 				if ((r = scan.err) < 0)
 					break;
@@ -799,9 +836,26 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 						      : "in use, but no inode refers to it (fsck would say more)");
 			continue;
 		}
+		/* ext4 shares no block between inodes but an extended
+		 * attribute block: more claims are damage. */
+		size_t owners = 0;
+		for (size_t k = 0; k < ew->nclaims; k++)
+			owners += ew->claims[k].blockcnt != -5;
 		for (size_t k = 0; k < ew->nclaims && r == 0; k++) {
 			const struct e2_claim *c = &ew->claims[k];
 			ext2_ino_t ino = c->ino;
+			_cleanup_free_ size_t *claim_mark = NULL;
+			char doubt[160] = "";
+			if (!mounted && c->bad_csum)
+				snprintf(doubt, sizeof(doubt), "file system damaged: the inode's checksum is wrong, "
+					 "it may not be what owns the block");
+			else if (!mounted && owners > 1 && c->blockcnt != -5)
+				snprintf(doubt, sizeof(doubt), "file system damaged: %zu inodes claim the block, "
+					 "at most one owns it (fsck would say which)", owners);
+			if (doubt[0] && !(claim_mark = owners_mark(o))) {
+				r = -ENOMEM;
+				break;
+			}
 			struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &fs->pub, .inode = ino };
 			owners_span(&ow, p, ew->w->start, ew->w->end);
 			const char *reserved = ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO
@@ -811,7 +865,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.metadata = reserved ? reserved : "reserved inode";
 				ow.inode = 0;
 				r = owners_add(o, p->range, &ow);
-				continue;
+				goto claimed;
 			}
 			if (c->blockcnt == -5) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
@@ -832,7 +886,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
 				r = owners_add(o, p->range, &ow);
-				continue;
+				goto claimed;
 			}
 			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
 				_cleanup_free_ char *shown = NULL, *note = NULL;
@@ -861,8 +915,15 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.path = names.partial[ni].v[k2];
 				r = owners_add(o, p->range, &ow);
 			}
+		claimed:
+			if (r == 0 && claim_mark)
+				r = owners_note_since(o, claim_mark, doubt);
 		}
 	}
+	/* Damage anywhere: every answer says so. */
+	char signs[256];
+	if (r == 0 && !mounted && (ext2_damage_signs(e2, signs, sizeof(signs)), signs[0]))
+		r = owners_note_since(o, mark, signs);
 	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
 		free(scan.v[i].claims);

@@ -71,6 +71,7 @@ int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, con
 		      const char *note);
 size_t *owners_mark(const struct integrity_owners *o);
 void owners_rollback(struct integrity_owners *o, const size_t *mark);
+int owners_note_since(struct integrity_owners *o, const size_t *mark, const char *note);
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen);
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);

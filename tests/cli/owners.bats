@@ -585,6 +585,8 @@ PY
 	assert_success
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/bad","/victim"]' ] || { echo "$output"; false; }
 	[ "$(jq --argjson i "$victim" '[.lbas[0].files[] | select(.inode == $i)][0].offset' <<<"$output")" -eq 0 ]
+	# Two inodes for one block: damage, said on both.
+	[ "$(jq -c '[.lbas[0].files[].note | startswith("file system damaged: 2 inodes claim the block")] | unique' <<<"$output")" = '[true]' ] || { echo "$output"; false; }
 }
 
 @test "mounted ext4: a range over a file's data and a slow symlink's block keeps both" {
@@ -647,4 +649,29 @@ PY
 		[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
 		umount m
 	done
+}
+
+@test "unmounted ext4 found damaged: a wrong inode checksum, errors the kernel recorded: its answers say so" {
+	make_ext4
+	lba=$(lba_of m/victim.bin 4096)
+	other=$(lba_of m/sparse $((100 * 4096)))
+	sparse=$(stat -c %i m/sparse)
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -c '[.lbas[].files[].note]' <<<"$output")" = '[null,null,null]' ] || { echo "$output"; false; }
+	debugfs -w -R "sif /victim.bin checksum 0x1234" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output"; false; }
+	[ "$(jq -c '[.lbas[0].files[].note | startswith("file system damaged: the inode'"'"'s checksum is wrong")] | unique' <<<"$output")" = '[true]' ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[1].files[0].note' <<<"$output")" = null ]
+	debugfs -w -R "ssv state 3" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /sparse ]
+	[ "$(jq -r '.lbas[1].files[0].note' <<<"$output")" = "file system damaged: the kernel recorded errors in it; what it says may be wrong (fsck would say more)" ] || { echo "$output"; false; }
+	[[ $(jq -r '.lbas[0].files[1].note' <<<"$output") == *"checksum is wrong"*"; file system damaged: the kernel recorded errors"* ]] || { echo "$output"; false; }
+	run --separate-stderr ictl resolve --lba "$dev" "$other"
+	assert_line "  /sparse: file offset 409600 length 512 inode $sparse (ext4 on $dev, not mounted): file system damaged: the kernel recorded errors in it; what it says may be wrong (fsck would say more)"
 }

@@ -454,6 +454,8 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *d
 		n->dir = dirs[i];
 		ext2fs_dir_iterate(e2, dirs[i], 0, NULL, e2_dirent, n);
 	}
+	for (size_t i = 0; dirs && ndirs && i < n->ninos; i++)
+		n->is_dir[i] = bsearch(&n->inos[i], dirs, ndirs, sizeof(*dirs), ino_cmp) != NULL;
 	if (!dirs) {
 		if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
 			return -EIO;
@@ -578,9 +580,11 @@ static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 }
 
 /* The extents in the inode itself (a tree of depth 0), read directly: most
- * files, and far cheaper than iterating their blocks.  -1 when the inode
- * holds a deeper tree. */
-static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, const struct want_set *ws)
+ * files, and far cheaper than iterating their blocks.  1 when one touches
+ * what touches() looks for, 0 when none, -1 when the inode holds a deeper
+ * tree. */
+static int e2_inline_extents(const struct ext2_inode *inode, bool (*touches)(const void *ctx, uint64_t blk, uint64_t len),
+			     const void *ctx)
 {
 	const uint8_t *p = (const uint8_t *)inode->i_block;
 	uint16_t magic = (uint16_t)(p[0] | p[1] << 8), entries = (uint16_t)(p[2] | p[3] << 8);
@@ -595,10 +599,22 @@ static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, con
 				 (uint32_t)(x[8] | x[9] << 8 | x[10] << 16 | (uint32_t)x[11] << 24);
 		if (len > 32768)
 			len -= 32768;	/* unwritten */
-		if (e2_touches(e2, ws, start, len))
+		if (touches(ctx, start, len))
 			return 1;
 	}
 	return 0;
+}
+
+struct e2_touch {
+	ext2_filsys e2;
+	const struct want_set *ws;
+};
+
+static bool e2_touches_ws(const void *ctx, uint64_t blk, uint64_t len)
+{
+	const struct e2_touch *t = ctx;
+
+	return e2_touches(t->e2, t->ws, blk, len);
 }
 
 /* The inodes on a mounted ext2/3/4 whose data may be in the wants that
@@ -643,7 +659,8 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 		}
 		if (!ext2fs_inode_has_valid_blocks2(e2, &inode) || (inode.i_flags & EXT4_INLINE_DATA_FL))
 			continue;
-		int in = (inode.i_flags & EXT4_EXTENTS_FL) ? e2_inline_extents(e2, &inode, ws) : -1;
+		int in = (inode.i_flags & EXT4_EXTENTS_FL)
+				 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws }) : -1;
 		if (in < 0) {
 			c.hit = false;
 			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
@@ -669,6 +686,22 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 	*dirs = dv;
 	*ndirs = nd;
 	return 0;
+}
+
+/* Whether blocks [blk, blk + len) hold one the scan wants (sorted). */
+static bool e2_scan_touches(const void *ctx, uint64_t blk, uint64_t len)
+{
+	const struct e2_scan *s = ctx;
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].blk < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].blk < blk + len;
 }
 
 int owners_ext2_paths(ext2_filsys e2, const ext2_ino_t *dirs, size_t ndirs, const uint64_t *inos, size_t ninos,
@@ -721,6 +754,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	uint64_t bs = e2->blocksize;
 	struct e2_scan scan = { 0 };
 	struct e2_names names = { .e2 = e2 };
+	_cleanup_free_ ext2_ino_t *dirs = NULL;
+	size_t ndirs = 0, capdirs = 0;
 	/* The block bitmap, read the first time a block is neither fixed metadata nor known: -1 not yet. */
 	int bitmap = mounted ? 0 : -1;
 
@@ -775,7 +810,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		int isz = EXT2_INODE_SIZE(e2->super);
 		/* The whole inode, for its checksum. */
 		_cleanup_free_ struct ext2_inode *full = calloc(1, (size_t)isz > sizeof(*full) ? (size_t)isz : sizeof(*full));
-		errcode_t e = full ? ext2fs_open_inode_scan(e2, 0, &is) : 0;
+		/* Large reads of the inode tables. */
+		errcode_t e = full ? ext2fs_open_inode_scan(e2, 256, &is) : 0;
 		scan.check_csum = !mounted && ext2fs_has_feature_metadata_csum(e2->super) &&
 				  (size_t)isz >= sizeof(struct ext2_inode);
 		if (!full) {
@@ -785,6 +821,14 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		} else {
 			const struct ext2_inode *inode = full;
 			while (ext2fs_get_next_inode_full(is, &ino, full, isz) == 0 && ino) {
+				/* The directories, for the names: no second scan. */
+				if (inode->i_links_count && LINUX_S_ISDIR(inode->i_mode) && !inode->i_dtime) {
+					if (GREEDY_REALLOC(dirs, capdirs, ndirs + 1) < 0) {
+						r = -ENOMEM;
+						break;
+					}
+					dirs[ndirs++] = ino;
+				}
 				if (!inode->i_links_count && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
 				if (inode->i_dtime && ino >= EXT2_FIRST_INO(e2->super))
@@ -796,7 +840,10 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 					blk64_t a = acl;
 					e2_block(e2, &a, -5, 0, 0, &scan);
 				}
-				if (ext2fs_inode_has_valid_blocks2(e2, full))
+				/* Extents in the inode that miss every block wanted:
+				 * nothing to iterate. */
+				if (ext2fs_inode_has_valid_blocks2(e2, full) &&
+				    (!(inode->i_flags & EXT4_EXTENTS_FL) || e2_inline_extents(inode, e2_scan_touches, &scan)))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
 				if ((r = scan.err) < 0)
 					break;
@@ -823,7 +870,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (!u || names.inos[u - 1] != names.inos[i])
 					names.inos[u++] = names.inos[i];
 			names.ninos = u;
-			r = e2_find_names(e2, &names, NULL, 0);
+			r = e2_find_names(e2, &names, dirs, ndirs);
 		}
 	}
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {

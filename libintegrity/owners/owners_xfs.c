@@ -323,6 +323,22 @@ static int add_rest(struct integrity_owners *o, const struct fs_entry *fs, const
 	return owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_UNKNOWN, NULL, note);
 }
 
+/* The metadata XFS's geometry and inode chunks place that touch the wants
+ * in sp->left (indexed), sorted. */
+static int metadata_spans(struct spans *sp, const struct xfs_geo *g, int rootfd)
+{
+	int r = 0;
+
+	if (g->ok)
+		r = fixed_spans(sp, g);
+	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
+	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ sp, g }) == -ENOMEM)
+		r = -ENOMEM;
+	if (r == 0 && sp->n)
+		qsort(sp->v, sp->n, sizeof(*sp->v), span_cmp);
+	return r;
+}
+
 int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
 			int rootfd, struct want_set *ws, const char *extra_note)
 {
@@ -335,13 +351,8 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 			r = owners_want_add(&left, &ws->v[i]);
 	if (r == 0)
 		r = owners_want_index(&left);
-	if (r == 0 && g->ok)
-		r = fixed_spans(&sp, g);
-	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
-	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ &sp, g }) == -ENOMEM)
-		r = -ENOMEM;
-	if (r == 0 && sp.n)
-		qsort(sp.v, sp.n, sizeof(*sp.v), span_cmp);
+	if (r == 0)
+		r = metadata_spans(&sp, g, rootfd);
 	for (size_t i = 0; i < ws->n && r == 0; i++) {
 		struct want *w = &ws->v[i];
 		if (w->found)
@@ -656,12 +667,27 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		free(f.left);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < ws->n; i++)
-		if (!ws->v[i].inode && !ws->v[i].found) {
-			f.left[i] = ws->v[i].end - ws->v[i].start;
-			f.open++;
+	/* Metadata the geometry and the inode chunks are sure of is in no
+	 * file: no inode is asked for it (a block of AG headers would
+	 * otherwise cost every inode's extents). */
+	struct spans sp = { .left = ws };
+	r = metadata_spans(&sp, g, rootfd);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		const struct want *w = &ws->v[i];
+		if (w->inode || w->found)
+			continue;
+		f.left[i] = w->end - w->start;
+		for (size_t k = 0; k < sp.n; k++) {
+			uint64_t s = sp.v[k].start > w->start ? sp.v[k].start : w->start;
+			uint64_t e = sp.v[k].end < w->end ? sp.v[k].end : w->end;
+			if (s < e && sp.v[k].metadata)
+				f.left[i] = f.left[i] > e - s ? f.left[i] - (e - s) : 0;
 		}
-	r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
+		f.open += f.left[i] != 0;
+	}
+	free(sp.v);
+	if (r == 0 && f.open)
+		r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
 	f.asked = asked;
 	if (r < 0 || !f.open) {
 		if (r == 0)

@@ -615,6 +615,27 @@ static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
 	return 0;
 }
 
+/* XFS: the paths of the inodes wanted from their handles, instead of a
+ * walk.  1 when every one has its path, 0 (none kept) when one has none to
+ * give, -ENOMEM. */
+static int handle_paths(struct walk *wk, int rootfd)
+{
+	for (size_t i = 0; i < wk->ninodes; i++) {
+		_cleanup_free_ char *p = NULL;
+		bool dir = false;
+		int r = owners_xfs_path(wk->fs, rootfd, wk->inodes[i], &p, &dir);
+		if (r > 0 && strv_push(&wk->inode_paths[i], p) < 0)
+			r = -ENOMEM;
+		if (r <= 0) {
+			for (size_t k = 0; k <= i; k++)
+				strv_clear(&wk->inode_paths[k]);
+			return r;
+		}
+		wk->inode_dir[i] = dir;
+	}
+	return 1;
+}
+
 static void walk_free(struct walk *wk)
 {
 	for (size_t i = 0; wk->inode_paths && i < wk->ninodes; i++)
@@ -837,6 +858,12 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	for (size_t i = 0; named && i < wk.ncands; i++)
 		strv_clear(&named[i]);
 	free(named);
+	if (r == 0 && !walked && !wk.fiemap && wk.ninodes && c.xfs.ok) {
+		int e = handle_paths(&wk, rootfd);
+		if (e < 0)
+			r = e;
+		walked = e > 0;
+	}
 	if (r == 0 && !walked && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)

@@ -640,13 +640,15 @@ PY
 		deep=$(printf 'd/%.0s' $(seq 1 1100))
 		mkdir -p "m/$deep"
 		random_file "m/${deep}f" 4096 16
+		# Two links: both paths wanted, so the tree is walked.
+		ln "m/${deep}f" m/top
 		sync
 		lba=$(lba_of "m/${deep}f" 0)
 		[ -n "$lba" ]
 		run --separate-stderr bash -c 'ulimit -n 1024 && exec "$@"' - "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
 		assert_success
-		[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/${deep}f" ] || { echo "rmap $rmap: $output"; false; }
-		[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
+		[ "$(jq -c '[.lbas[0].files[].path] | sort' <<<"$output")" = "[\"$PWD/m/${deep}f\",\"$PWD/m/top\"]" ] || { echo "rmap $rmap: $output"; false; }
+		[ "$(jq -c '[.lbas[0].files[].note]' <<<"$output")" = '[null,null]' ]
 		umount m
 	done
 }

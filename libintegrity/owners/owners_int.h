@@ -5,6 +5,7 @@
 #define LIBINTEGRITY_OWNERS_INT_H
 
 #include <ext2fs/ext2fs.h>
+#include <fcntl.h>
 
 #include "device.h"
 #include "libintegrity/owners.h"
@@ -65,6 +66,12 @@ void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_s
 /* A path from the file system's root as a path under its mount point,
  * without a leading '/' ("" for the mounted root): NULL when it is outside
  * the mounted subtree (a bind mount of a directory). */
+/* A file handle with room for the inode number and generation. */
+union owners_handle {
+	struct file_handle fh;
+	unsigned char bytes[sizeof(struct file_handle) + 12];
+};
+
 const char *owners_under_mount_root(const struct fs_entry *fs, const char *path);
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,
 		      uint64_t start, uint64_t end, enum integrity_owner_kind kind, const char *metadata,

@@ -615,6 +615,53 @@ static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
 	return 0;
 }
 
+/* An ext2/3/4 file handle (FILEID_INO32_GEN): generation 0 is any. */
+#define EXT_FILEID_INO32_GEN 1
+
+/* The one path of inode ino in the mounted tree, from its handle: the
+ * name the kernel has for it, checked beneath the mount point (the same
+ * inode, through no symlink and into no other mount).  1 with *rel (the
+ * path under the mount point, in *path), 0 when it cannot say so (a file
+ * with several links, one whose name the kernel has not cached, one
+ * renamed or gone since), -ENOMEM. */
+static int handle_path(const struct fs_entry *fs, int rootfd, union owners_handle *h, uint64_t ino, char **path,
+		       const char **rel, bool *is_dir)
+{
+	struct stat a, b;
+	char link[64], buf[PATH_MAX];
+
+	*path = NULL;
+	_cleanup_close_ int fd = open_by_handle_at(rootfd, &h->fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &a) < 0 || a.st_ino != ino || a.st_dev != fs->devnum)
+		return 0;
+	*is_dir = S_ISDIR(a.st_mode);
+	if (!*is_dir && a.st_nlink != 1)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
+		return 0;
+	buf[n] = '\0';
+	size_t ml = strlen(fs->mountpoint);
+	const char *r = NULL;
+	if (ml == 1)
+		r = buf[0] == '/' ? buf + 1 : NULL;
+	else if (!strncmp(buf, fs->mountpoint, ml) && (buf[ml] == '/' || !buf[ml]))
+		r = buf + ml + (buf[ml] == '/');
+	if (!r)
+		return 0;
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int check = (int)syscall(SYS_openat2, rootfd, r[0] ? r : ".", &how, sizeof(how));
+	if (check < 0 || fstat(check, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return 0;
+	if (!(*path = strdup(buf)))
+		return -ENOMEM;
+	*rel = *path + (r - buf);
+	return 1;
+}
+
 /* XFS: the paths of the inodes wanted from their handles, instead of a
  * walk.  1 when every one has its path, 0 (none kept) when one has none to
  * give, -ENOMEM. */
@@ -622,8 +669,11 @@ static int handle_paths(struct walk *wk, int rootfd)
 {
 	for (size_t i = 0; i < wk->ninodes; i++) {
 		_cleanup_free_ char *p = NULL;
+		union owners_handle h;
+		const char *rel;
 		bool dir = false;
-		int r = owners_xfs_path(wk->fs, rootfd, wk->inodes[i], &p, &dir);
+		int r = owners_xfs_handle(rootfd, wk->inodes[i], &h) < 0
+				? 0 : handle_path(wk->fs, rootfd, &h, wk->inodes[i], &p, &rel, &dir);
 		if (r > 0 && strv_push(&wk->inode_paths[i], p) < 0)
 			r = -ENOMEM;
 		if (r <= 0) {
@@ -634,6 +684,46 @@ static int handle_paths(struct walk *wk, int rootfd)
 		wk->inode_dir[i] = dir;
 	}
 	return 1;
+}
+
+/* ext2/3/4: the candidates' names from their handles, as paths from the
+ * file system's root (what owners_ext2_paths() gives), instead of reading
+ * every directory on the device.  0 with *out, or -ENOENT when one has
+ * none to give, -ENOMEM. */
+static int handle_names(struct walk *wk, int rootfd, struct strv **out)
+{
+	struct strv *v = calloc(wk->ncands ? wk->ncands : 1, sizeof(*v));
+	const char *root = strcmp(wk->fs->mount_root, "/") ? wk->fs->mount_root : "";
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < wk->ncands && r == 0; i++) {
+		_cleanup_free_ char *p = NULL, *fspath = NULL;
+		union owners_handle h = { .fh = { .handle_bytes = 8, .handle_type = EXT_FILEID_INO32_GEN } };
+		uint32_t ino32 = (uint32_t)wk->cands[i], gen = 0;
+		const char *rel;
+		bool dir;
+		if (wk->cands[i] > UINT32_MAX) {
+			r = -ENOENT;
+			break;
+		}
+		memcpy(h.fh.f_handle, &ino32, 4);
+		memcpy(h.fh.f_handle + 4, &gen, 4);
+		r = handle_path(wk->fs, rootfd, &h, wk->cands[i], &p, &rel, &dir);
+		if (r == 0)
+			r = -ENOENT;
+		else if (r > 0)
+			r = asprintf(&fspath, "%s/%s", root, rel) < 0 || strv_push(&v[i], fspath) < 0 ? -ENOMEM : 0;
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < wk->ncands; i++)
+			strv_clear(&v[i]);
+		free(v);
+		return r;
+	}
+	*out = v;
+	return 0;
 }
 
 static void walk_free(struct walk *wk)
@@ -811,9 +901,11 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
 	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
 		wk.only_cands = true;
-		/* Their names from the directories on the device, checked in
-		 * the tree below, spare the walk. */
-		if (wk.ncands && !wk.ninodes && owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
+		/* Their names from their handles or, when one has none, from
+		 * the directories on the device, checked in the tree below,
+		 * spare the walk. */
+		if (wk.ncands && !wk.ninodes && handle_names(&wk, rootfd, &named) < 0 &&
+		    owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
 			named = NULL;
 	}
 	if (c.e2)

@@ -10,13 +10,11 @@
 
 #include <fcntl.h>
 #include <linux/fsmap.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "device.h"
@@ -438,10 +436,7 @@ static int u64_cmp(const void *a, const void *b)
 /* An inode opened by its handle, as the kernel finds it. */
 static int open_handle(int rootfd, uint64_t ino, uint32_t gen, int flags)
 {
-	union {
-		struct file_handle fh;
-		unsigned char bytes[sizeof(struct file_handle) + 12];
-	} h;
+	union owners_handle h;
 
 	h.fh.handle_bytes = 12;
 	h.fh.handle_type = XFS_FILEID_INO64_GEN;
@@ -450,50 +445,22 @@ static int open_handle(int rootfd, uint64_t ino, uint32_t gen, int flags)
 	return open_by_handle_at(rootfd, &h.fh, flags);
 }
 
-/* The one path of inode ino in the mounted tree, from its handle: the name
- * the kernel has for it, checked beneath the mount point (the same inode,
- * through no symlink and into no other mount).  1 with *path, 0 when it
- * cannot say so (a file with several links, one whose name the kernel has
- * not cached, one renamed or gone since), -ENOMEM. */
-int owners_xfs_path(const struct fs_entry *fs, int rootfd, uint64_t ino, char **path, bool *is_dir)
+/* Inode ino's handle (its generation from bulkstat), into h; 0, or -1
+ * when XFS does not list it. */
+int owners_xfs_handle(int rootfd, uint64_t ino, union owners_handle *h)
 {
 	struct {
 		struct xfs_bulk_ireq hdr;
 		struct xfs_bulkstat b;
 	} req = { .hdr = { .ino = ino, .icount = 1 } };
-	struct stat a, b;
-	char link[64], buf[PATH_MAX];
 
-	*path = NULL;
 	if (ioctl(rootfd, XFS_IOC_BULKSTAT, &req) < 0 || req.hdr.ocount != 1 || req.b.bs_ino != ino)
-		return 0;
-	*is_dir = S_ISDIR(req.b.bs_mode);
-	if (!*is_dir && req.b.bs_nlink != 1)
-		return 0;
-	_cleanup_close_ int fd = open_handle(rootfd, ino, req.b.bs_gen, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &a) < 0)
-		return 0;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
-		return 0;
-	buf[n] = '\0';
-	size_t ml = strlen(fs->mountpoint);
-	const char *rel = NULL;
-	if (ml == 1)
-		rel = buf[0] == '/' ? buf + 1 : NULL;
-	else if (!strncmp(buf, fs->mountpoint, ml) && (buf[ml] == '/' || !buf[ml]))
-		rel = buf + ml + (buf[ml] == '/');
-	if (!rel)
-		return 0;
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
-					   RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int check = (int)syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof(how));
-	if (check < 0 || fstat(check, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
-		return 0;
-	*path = strdup(buf);
-	return *path ? 1 : -ENOMEM;
+		return -1;
+	h->fh.handle_bytes = 12;
+	h->fh.handle_type = XFS_FILEID_INO64_GEN;
+	memcpy(h->fh.f_handle, &ino, 8);
+	memcpy(h->fh.f_handle + 8, &req.b.bs_gen, 4);
+	return 0;
 }
 
 /* The extents of one inode, opened by its handle: the kernel's word. */

@@ -677,3 +677,21 @@ PY
 	run --separate-stderr ictl resolve --lba "$dev" "$other"
 	assert_line "  /sparse: file offset 409600 length 512 inode $sparse (ext4 on $dev, not mounted): file system damaged: the kernel recorded errors in it; what it says may be wrong (fsck would say more)"
 }
+
+@test "mounted ext4 and XFS, mounted again (no name cached): a file with one link still has its whole path" {
+	for fs in ext4 xfs; do
+		if [ $fs = ext4 ]; then make_ext4; else make_xfs 0; fi
+		mkdir -p m/a/b
+		random_file m/a/b/one 8192 17
+		sync
+		lba=$(lba_of m/a/b/one 4096)
+		for state in cached cold; do
+			[ $state = cached ] || { umount m && mount "$dev" m; }
+			run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+			assert_success
+			[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/a/b/one\"]" ] || { echo "$fs $state: $output"; false; }
+			[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 4096 ]
+		done
+		umount m
+	done
+}

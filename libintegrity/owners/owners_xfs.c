@@ -382,6 +382,7 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 
 struct chunk {
 	uint64_t startino, distance;
+	uint64_t allocmask;
 };
 
 struct finder {
@@ -573,7 +574,7 @@ static int chunk_list_add(void *ctx, const struct xfs_inogrp *c)
 		return 0;
 	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
 		return -ENOMEM;
-	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte) };
+	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte), c->xi_allocmask };
 	return 0;
 }
 
@@ -640,8 +641,10 @@ static int split_wants(struct want_set *ws, struct want_set *found)
 	return 0;
 }
 
-/* First the inodes whose extents on the device touch a want. */
-static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, uint64_t **asked, size_t *nasked)
+/* First the inodes whose extents on the device touch a want, the chunks
+ * nearest the wants first. */
+static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, const struct chunk *chunks,
+			  size_t nchunks, uint64_t **asked, size_t *nasked)
 {
 	struct disk_pass p = { .f = f, .rootfd = rootfd };
 	int r;
@@ -657,7 +660,10 @@ static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootf
 		return 0;
 	if (posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * f->g->inodesize))
 		p.buf = NULL;
-	r = p.buf ? each_chunk(rootfd, disk_chunk, &p) : -ENOMEM;
+	r = p.buf ? 0 : -ENOMEM;
+	for (size_t i = 0; i < nchunks && f->open && r == 0; i++)
+		r = disk_chunk(&p, &(struct xfs_inogrp){ .xi_startino = chunks[i].startino,
+							 .xi_allocmask = chunks[i].allocmask });
 	close(p.devfd);
 	free(p.buf);
 	if (r == -ENOMEM) {
@@ -707,8 +713,16 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		f.open += f.left[i] != 0;
 	}
 	free(sp.v);
-	if (r == 0 && f.open)
-		r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
+	struct chunk_list l = { .g = g, .ws = ws };
+	if (r == 0 && f.open) {
+		r = each_chunk(rootfd, chunk_list_add, &l);
+		chunks = l.v;
+		nchunks = l.n;
+		if (r == 0 && nchunks)
+			qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
+		if (r == 0)
+			r = find_from_disk(&f, fs, rootfd, chunks, nchunks, &asked, &f.nasked);
+	}
 	f.asked = asked;
 	if (r < 0 || !f.open) {
 		if (r == 0)
@@ -717,12 +731,6 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		free(f.left);
 		return r;
 	}
-	struct chunk_list l = { .g = g, .ws = ws };
-	r = each_chunk(rootfd, chunk_list_add, &l);
-	chunks = l.v;
-	nchunks = l.n;
-	if (r == 0 && nchunks)
-		qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
 	for (size_t i = 0; i < nchunks && f.open && r == 0; i++)
 		r = find_in_chunk(&f, rootfd, req, chunks[i].startino);
 	if (r == 0)

@@ -2,7 +2,8 @@
 /*
  * libext2fs (with libcom_err), for the owners of blocks on unmounted
  * ext2/3/4 only.  Missing: the error code ELIBACC, or 0 from a function that
- * only reads a file system already open (unreachable then).
+ * only reads a file system already open (unreachable then), 1 from a
+ * checksum check.
  */
 #include "config.h"
 
@@ -34,7 +35,13 @@
 	  (ext2_filsys fs, int buffer_blocks, ext2_inode_scan *ret_scan), (fs, buffer_blocks, ret_scan)) \
 	F(ELIBACC, errcode_t, ext2fs_get_next_inode, \
 	  (ext2_inode_scan scan, ext2_ino_t *ino, struct ext2_inode *inode), (scan, ino, inode)) \
+	F(ELIBACC, errcode_t, ext2fs_get_next_inode_full, \
+	  (ext2_inode_scan scan, ext2_ino_t *ino, struct ext2_inode *inode, int bufsize), (scan, ino, inode, bufsize)) \
 	V(ext2fs_close_inode_scan, (ext2_inode_scan scan), (scan)) \
+	F(1, int, ext2fs_superblock_csum_verify, (ext2_filsys fs, struct ext2_super_block *sb), (fs, sb)) \
+	F(1, int, ext2fs_group_desc_csum_verify, (ext2_filsys fs, dgrp_t group), (fs, group)) \
+	F(1, int, ext2fs_inode_csum_verify, (ext2_filsys fs, ext2_ino_t inum, struct ext2_inode_large *inode), \
+	  (fs, inum, inode)) \
 	F(0, int, ext2fs_inode_scan_flags, (ext2_inode_scan scan, int set_flags, int clear_flags), \
 	  (scan, set_flags, clear_flags)) \
 	F(0, int, ext2fs_inode_has_valid_blocks2, (ext2_filsys fs, struct ext2_inode *inode), (fs, inode)) \

@@ -111,6 +111,32 @@ static int ext2_check(ext2_filsys e2, char *why, size_t whylen)
 	return 0;
 }
 
+/* Signs that an unmounted file system that can be read is damaged all
+ * the same: its answers carry them.  "" when there are none. */
+static void ext2_damage_signs(ext2_filsys e2, char *buf, size_t len)
+{
+	struct ext2_super_block *sb = e2->super;
+	const char *what = NULL;
+	char grp[64];
+
+	buf[0] = '\0';
+	if (!ext2fs_superblock_csum_verify(e2, sb))
+		what = "the superblock's checksum is wrong";
+	else if (sb->s_state & EXT2_ERROR_FS)
+		what = "the kernel recorded errors in it";
+	else if (!(sb->s_state & EXT2_VALID_FS))
+		what = "it was not cleanly unmounted";
+	else if (ext2fs_has_feature_journal_needs_recovery(sb))
+		what = "its journal is not replayed";
+	for (dgrp_t g = 0; !what && g < e2->group_desc_count; g++)
+		if (!ext2fs_group_desc_csum_verify(e2, g)) {
+			snprintf(grp, sizeof(grp), "group %u's descriptor checksum is wrong", g);
+			what = grp;
+		}
+	if (what)
+		snprintf(buf, len, "file system damaged: %s; what it says may be wrong (fsck would say more)", what);
+}
+
 /* Opened, and checked: -EUCLEAN with why when it must not be read. */
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
 {
@@ -216,6 +242,7 @@ struct e2_claim {
 	ext2_ino_t ino;
 	e2_blkcnt_t blockcnt;		/* the block's index in the file; < 0 for its metadata */
 	bool unwritten;			/* in an extent allocated, never written */
+	bool bad_csum;			/* the inode's checksum is wrong */
 };
 
 /* One block wanted by the inode scan, in file-system blocks. */
@@ -235,7 +262,8 @@ struct e2_scan {
 	struct e2_want *v;
 	size_t n, cap;
 	ext2_ino_t ino;
-	struct ext2_inode *inode;	/* of ino */
+	struct ext2_inode *inode;	/* of ino, as much of it as the inode size */
+	bool check_csum;		/* the inodes' checksums are checked */
 	size_t nclaims;			/* in all the wants */
 	int err;
 };
@@ -283,7 +311,9 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 			s->err = -ENOMEM;
 			return BLOCK_ABORT;
 		}
-		hit->claims[hit->nclaims++] = (struct e2_claim){ s->ino, blockcnt, e2_unwritten(e2, s, blockcnt) };
+		hit->claims[hit->nclaims++] = (struct e2_claim){
+			s->ino, blockcnt, e2_unwritten(e2, s, blockcnt),
+			s->check_csum && !ext2fs_inode_csum_verify(e2, s->ino, (struct ext2_inode_large *)s->inode) };
 		s->nclaims++;
 	}
 	return 0;
@@ -424,6 +454,8 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *d
 		n->dir = dirs[i];
 		ext2fs_dir_iterate(e2, dirs[i], 0, NULL, e2_dirent, n);
 	}
+	for (size_t i = 0; dirs && ndirs && i < n->ninos; i++)
+		n->is_dir[i] = bsearch(&n->inos[i], dirs, ndirs, sizeof(*dirs), ino_cmp) != NULL;
 	if (!dirs) {
 		if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
 			return -EIO;
@@ -548,9 +580,11 @@ static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 }
 
 /* The extents in the inode itself (a tree of depth 0), read directly: most
- * files, and far cheaper than iterating their blocks.  -1 when the inode
- * holds a deeper tree. */
-static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, const struct want_set *ws)
+ * files, and far cheaper than iterating their blocks.  1 when one touches
+ * what touches() looks for, 0 when none, -1 when the inode holds a deeper
+ * tree. */
+static int e2_inline_extents(const struct ext2_inode *inode, bool (*touches)(const void *ctx, uint64_t blk, uint64_t len),
+			     const void *ctx)
 {
 	const uint8_t *p = (const uint8_t *)inode->i_block;
 	uint16_t magic = (uint16_t)(p[0] | p[1] << 8), entries = (uint16_t)(p[2] | p[3] << 8);
@@ -565,10 +599,22 @@ static int e2_inline_extents(ext2_filsys e2, const struct ext2_inode *inode, con
 				 (uint32_t)(x[8] | x[9] << 8 | x[10] << 16 | (uint32_t)x[11] << 24);
 		if (len > 32768)
 			len -= 32768;	/* unwritten */
-		if (e2_touches(e2, ws, start, len))
+		if (touches(ctx, start, len))
 			return 1;
 	}
 	return 0;
+}
+
+struct e2_touch {
+	ext2_filsys e2;
+	const struct want_set *ws;
+};
+
+static bool e2_touches_ws(const void *ctx, uint64_t blk, uint64_t len)
+{
+	const struct e2_touch *t = ctx;
+
+	return e2_touches(t->e2, t->ws, blk, len);
 }
 
 /* The inodes on a mounted ext2/3/4 whose data may be in the wants that
@@ -613,7 +659,8 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 		}
 		if (!ext2fs_inode_has_valid_blocks2(e2, &inode) || (inode.i_flags & EXT4_INLINE_DATA_FL))
 			continue;
-		int in = (inode.i_flags & EXT4_EXTENTS_FL) ? e2_inline_extents(e2, &inode, ws) : -1;
+		int in = (inode.i_flags & EXT4_EXTENTS_FL)
+				 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws }) : -1;
 		if (in < 0) {
 			c.hit = false;
 			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
@@ -639,6 +686,22 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 	*dirs = dv;
 	*ndirs = nd;
 	return 0;
+}
+
+/* Whether blocks [blk, blk + len) hold one the scan wants (sorted). */
+static bool e2_scan_touches(const void *ctx, uint64_t blk, uint64_t len)
+{
+	const struct e2_scan *s = ctx;
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].blk < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].blk < blk + len;
 }
 
 int owners_ext2_paths(ext2_filsys e2, const ext2_ino_t *dirs, size_t ndirs, const uint64_t *inos, size_t ninos,
@@ -691,6 +754,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	uint64_t bs = e2->blocksize;
 	struct e2_scan scan = { 0 };
 	struct e2_names names = { .e2 = e2 };
+	_cleanup_free_ ext2_ino_t *dirs = NULL;
+	size_t ndirs = 0, capdirs = 0;
 	/* The block bitmap, read the first time a block is neither fixed metadata nor known: -1 not yet. */
 	int bitmap = mounted ? 0 : -1;
 
@@ -741,25 +806,44 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 		if (scan.n)
 			qsort(scan.v, scan.n, sizeof(*scan.v), e2_want_cmp);
 		ext2_inode_scan is;
-		struct ext2_inode inode;
 		ext2_ino_t ino;
-		errcode_t e = ext2fs_open_inode_scan(e2, 0, &is);
-		if (e) {
+		int isz = EXT2_INODE_SIZE(e2->super);
+		/* The whole inode, for its checksum. */
+		_cleanup_free_ struct ext2_inode *full = calloc(1, (size_t)isz > sizeof(*full) ? (size_t)isz : sizeof(*full));
+		/* Large reads of the inode tables. */
+		errcode_t e = full ? ext2fs_open_inode_scan(e2, 256, &is) : 0;
+		scan.check_csum = !mounted && ext2fs_has_feature_metadata_csum(e2->super) &&
+				  (size_t)isz >= sizeof(struct ext2_inode);
+		if (!full) {
+			r = -ENOMEM;
+		} else if (e) {
 			r = ext2_damaged(why, whylen, "cannot scan the inodes: %s", ext2_message(e));
 		} else {
-			while (ext2fs_get_next_inode(is, &ino, &inode) == 0 && ino) {
-				if (!inode.i_links_count && ino >= EXT2_FIRST_INO(e2->super))
+			const struct ext2_inode *inode = full;
+			while (ext2fs_get_next_inode_full(is, &ino, full, isz) == 0 && ino) {
+				/* The directories, for the names: no second scan. */
+				if (inode->i_links_count && LINUX_S_ISDIR(inode->i_mode) && !inode->i_dtime) {
+					if (GREEDY_REALLOC(dirs, capdirs, ndirs + 1) < 0) {
+						r = -ENOMEM;
+						break;
+					}
+					dirs[ndirs++] = ino;
+				}
+				if (!inode->i_links_count && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
-				if (inode.i_dtime && ino >= EXT2_FIRST_INO(e2->super))
+				if (inode->i_dtime && ino >= EXT2_FIRST_INO(e2->super))
 					continue;
 				scan.ino = ino;
-				scan.inode = &inode;
-				blk64_t acl = ext2fs_file_acl_block(e2, &inode);
+				scan.inode = full;
+				blk64_t acl = ext2fs_file_acl_block(e2, inode);
 				if (acl) {
 					blk64_t a = acl;
 					e2_block(e2, &a, -5, 0, 0, &scan);
 				}
-				if (ext2fs_inode_has_valid_blocks2(e2, &inode))
+				/* Extents in the inode that miss every block wanted:
+				 * nothing to iterate. */
+				if (ext2fs_inode_has_valid_blocks2(e2, full) &&
+				    (!(inode->i_flags & EXT4_EXTENTS_FL) || e2_inline_extents(inode, e2_scan_touches, &scan)))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
 				if ((r = scan.err) < 0)
 					break;
@@ -786,7 +870,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				if (!u || names.inos[u - 1] != names.inos[i])
 					names.inos[u++] = names.inos[i];
 			names.ninos = u;
-			r = e2_find_names(e2, &names, NULL, 0);
+			r = e2_find_names(e2, &names, dirs, ndirs);
 		}
 	}
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {
@@ -799,9 +883,26 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 						      : "in use, but no inode refers to it (fsck would say more)");
 			continue;
 		}
+		/* ext4 shares no block between inodes but an extended
+		 * attribute block: more claims are damage. */
+		size_t owners = 0;
+		for (size_t k = 0; k < ew->nclaims; k++)
+			owners += ew->claims[k].blockcnt != -5;
 		for (size_t k = 0; k < ew->nclaims && r == 0; k++) {
 			const struct e2_claim *c = &ew->claims[k];
 			ext2_ino_t ino = c->ino;
+			_cleanup_free_ size_t *claim_mark = NULL;
+			char doubt[160] = "";
+			if (!mounted && c->bad_csum)
+				snprintf(doubt, sizeof(doubt), "file system damaged: the inode's checksum is wrong, "
+					 "it may not be what owns the block");
+			else if (!mounted && owners > 1 && c->blockcnt != -5)
+				snprintf(doubt, sizeof(doubt), "file system damaged: %zu inodes claim the block, "
+					 "at most one owns it (fsck would say which)", owners);
+			if (doubt[0] && !(claim_mark = owners_mark(o))) {
+				r = -ENOMEM;
+				break;
+			}
 			struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &fs->pub, .inode = ino };
 			owners_span(&ow, p, ew->w->start, ew->w->end);
 			const char *reserved = ino < EXT2_FIRST_INO(e2->super) && ino != EXT2_ROOT_INO
@@ -811,7 +912,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.metadata = reserved ? reserved : "reserved inode";
 				ow.inode = 0;
 				r = owners_add(o, p->range, &ow);
-				continue;
+				goto claimed;
 			}
 			if (c->blockcnt == -5) {
 				ow.kind = INTEGRITY_OWNER_METADATA;
@@ -832,7 +933,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
 				r = owners_add(o, p->range, &ow);
-				continue;
+				goto claimed;
 			}
 			for (size_t k2 = 0; k2 < names.paths[ni].n && r == 0; k2++) {
 				_cleanup_free_ char *shown = NULL, *note = NULL;
@@ -861,8 +962,15 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.path = names.partial[ni].v[k2];
 				r = owners_add(o, p->range, &ow);
 			}
+		claimed:
+			if (r == 0 && claim_mark)
+				r = owners_note_since(o, claim_mark, doubt);
 		}
 	}
+	/* Damage anywhere: every answer says so. */
+	char signs[256];
+	if (r == 0 && !mounted && (ext2_damage_signs(e2, signs, sizeof(signs)), signs[0]))
+		r = owners_note_since(o, mark, signs);
 	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
 		free(scan.v[i].claims);

@@ -5,6 +5,7 @@
 #define LIBINTEGRITY_OWNERS_INT_H
 
 #include <ext2fs/ext2fs.h>
+#include <fcntl.h>
 
 #include "device.h"
 #include "libintegrity/owners.h"
@@ -65,12 +66,19 @@ void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_s
 /* A path from the file system's root as a path under its mount point,
  * without a leading '/' ("" for the mounted root): NULL when it is outside
  * the mounted subtree (a bind mount of a directory). */
+/* A file handle with room for the inode number and generation. */
+union owners_handle {
+	struct file_handle fh;
+	unsigned char bytes[sizeof(struct file_handle) + 12];
+};
+
 const char *owners_under_mount_root(const struct fs_entry *fs, const char *path);
 int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, const struct piece *p,
 		      uint64_t start, uint64_t end, enum integrity_owner_kind kind, const char *metadata,
 		      const char *note);
 size_t *owners_mark(const struct integrity_owners *o);
 void owners_rollback(struct integrity_owners *o, const size_t *mark);
+int owners_note_since(struct integrity_owners *o, const size_t *mark, const char *note);
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen);
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);

@@ -182,7 +182,10 @@ struct walk {
 	struct hit *hits;
 	size_t nhits, caphits;
 	struct fiemap *fm;
-	unsigned unreadable;
+	unsigned unreadable;		/* directories that could not be read */
+	unsigned too_deep;		/* directories deeper than the walk goes */
+	char *path;			/* of the file visited */
+	size_t cappath;
 	uint64_t mnt_id;		/* the mount walked (statx), 0 when unknown */
 	int err;
 };
@@ -398,15 +401,54 @@ static int walk_stat(struct walk *wk, int dirfd, const char *name, struct stat *
 	return 0;
 }
 
-/* Depth-first, each directory by descriptor: nothing outside the file
- * system (st_dev) and no symlink is ever followed. */
-static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigned depth)
+/* The walk holds at most this many directories open on the way down (a
+ * scrub unit gets 1,024 descriptors in all); deeper, a directory is
+ * closed while its subdirectories are walked and opened again after. */
+enum { WALK_OPEN_DIRS = 32, WALK_MAX_DEPTH = 4096 };
+
+/* The walk's path, room for n more bytes past its first plen. */
+static int path_room(struct walk *wk, size_t plen, size_t n)
 {
-	if (depth > 4096)
+	if (plen + n <= wk->cappath)
 		return 0;
-	DIR *d = fdopendir(dirfd);
+	size_t cap = wk->cappath ? wk->cappath : PATH_MAX;
+	while (cap < plen + n)
+		cap *= 2;
+	char *p = realloc(wk->path, cap);
+	if (!p)
+		return -ENOMEM;
+	wk->path = p;
+	wk->cappath = cap;
+	return 0;
+}
+
+/* The directory a walk came down from, opened again through "..": -1
+ * when it is not the one it was (renamed since), or cannot be opened. */
+static int reopen_parent(int fd, const struct stat *parent)
+{
+	struct stat st;
+	int p = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (p >= 0 && (fstat(p, &st) < 0 || st.st_ino != parent->st_ino || st.st_dev != parent->st_dev)) {
+		close(p);
+		p = -1;
+	}
+	return p;
+}
+
+/* Depth-first, each directory by descriptor: nothing outside the file
+ * system (st_dev) and no symlink is ever followed.  fd is taken over;
+ * when parent is set, the directory above is opened again into *up
+ * before fd is closed (-1 when it cannot be). */
+static int walk_dir(struct walk *wk, int fd, size_t plen, unsigned depth, const struct stat *parent, int *up)
+{
+	struct stat self;
+	DIR *d = fstat(fd, &self) == 0 ? fdopendir(fd) : NULL;
+
 	if (!d) {
-		close(dirfd);
+		if (parent)
+			*up = reopen_parent(fd, parent);
+		close(fd);
 		wk->unreadable++;
 		return 0;
 	}
@@ -416,53 +458,71 @@ static int walk_dir(struct walk *wk, int dirfd, char *path, size_t plen, unsigne
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		size_t nl = strlen(de->d_name);
-		if (plen + 1 + nl >= PATH_MAX * 4)
-			continue;
 		/* Only known inodes wanted: readdir's inode number and type are
 		 * enough to pass over every other file unopened. */
 		if ((!wk->fiemap || wk->only_cands) && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
 		    !has_ino(wk->inodes, wk->ninodes, de->d_ino) && !has_ino(wk->cands, wk->ncands, de->d_ino))
 			continue;
 		struct stat st;
-		if (walk_stat(wk, dirfd, de->d_name, &st) < 0)
+		if (walk_stat(wk, dirfd(d), de->d_name, &st) < 0)
 			continue;
-		path[plen] = '/';
-		memcpy(path + plen + 1, de->d_name, nl + 1);
-		r = visit(wk, dirfd, de->d_name, path, &st);
+		if ((r = path_room(wk, plen, nl + 2)) < 0)
+			break;
+		wk->path[plen] = '/';
+		memcpy(wk->path + plen + 1, de->d_name, nl + 1);
+		r = visit(wk, dirfd(d), de->d_name, wk->path, &st);
 		if (r == 0 && S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			struct stat st2;
 			if (sub < 0) {
 				wk->unreadable++;
 			} else if (fstat(sub, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
 				close(sub);
+			} else if (depth + 1 >= WALK_MAX_DEPTH) {
+				close(sub);
+				wk->too_deep++;
+			} else if (depth + 1 < WALK_OPEN_DIRS) {
+				r = walk_dir(wk, sub, plen + 1 + nl, depth + 1, NULL, NULL);
 			} else {
-				r = walk_dir(wk, sub, path, plen + 1 + nl, depth + 1);
+				/* Deep: this directory closed below, and read on
+				 * from where it was. */
+				long pos = telldir(d);
+				int back = -1;
+				closedir(d);
+				d = NULL;
+				r = walk_dir(wk, sub, plen + 1 + nl, depth + 1, &self, &back);
+				if (back >= 0 && !(d = fdopendir(back)))
+					close(back);
+				if (!d) {
+					wk->unreadable++;
+					break;
+				}
+				seekdir(d, pos);
 			}
 		}
-		path[plen] = '\0';
+		wk->path[plen] = '\0';
 	}
-	closedir(d);
+	if (d && parent)
+		*up = reopen_parent(dirfd(d), parent);
+	if (d)
+		closedir(d);
+	else if (parent)
+		*up = -1;
 	return r;
 }
 
 static int walk_tree(struct walk *wk, int rootfd)
 {
 	size_t mlen = strlen(wk->fs->mountpoint);
-	char *path = malloc(PATH_MAX * 4 + 1);
 	struct stat st;
 	int r;
 
-	if (!path)
-		return -ENOMEM;
 	if (!wk->fm)
 		wk->fm = calloc(1, sizeof(*wk->fm) + FIEMAP_N * sizeof(struct fiemap_extent));
-	if (!wk->fm || mlen >= PATH_MAX) {
-		free(path);
+	if (!wk->fm || path_room(wk, 0, mlen + 1) < 0)
 		return -ENOMEM;
-	}
 	/* The root's own blocks, under the mount point's name. */
-	memcpy(path, wk->fs->mountpoint, mlen + 1);
+	memcpy(wk->path, wk->fs->mountpoint, mlen + 1);
 	if (mlen == 1)
 		mlen = 0;	/* "/": children are "/name" */
 	struct statx sx;
@@ -471,10 +531,9 @@ static int walk_tree(struct walk *wk, int rootfd)
 	r = fstat(rootfd, &st) < 0 ? -errno : visit(wk, rootfd, ".", wk->fs->mountpoint, &st);
 	int dfd = r == 0 ? openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (r == 0 && dfd >= 0) {
-		path[mlen] = '\0';
-		r = walk_dir(wk, dfd, path, mlen, 0);
+		wk->path[mlen] = '\0';
+		r = walk_dir(wk, dfd, mlen, 0, NULL, NULL);
 	}
-	free(path);
 	return r;
 }
 
@@ -556,6 +615,117 @@ static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
 	return 0;
 }
 
+/* An ext2/3/4 file handle (FILEID_INO32_GEN): generation 0 is any. */
+#define EXT_FILEID_INO32_GEN 1
+
+/* The one path of inode ino in the mounted tree, from its handle: the
+ * name the kernel has for it, checked beneath the mount point (the same
+ * inode, through no symlink and into no other mount).  1 with *rel (the
+ * path under the mount point, in *path), 0 when it cannot say so (a file
+ * with several links, one whose name the kernel has not cached, one
+ * renamed or gone since), -ENOMEM. */
+static int handle_path(const struct fs_entry *fs, int rootfd, union owners_handle *h, uint64_t ino, char **path,
+		       const char **rel, bool *is_dir)
+{
+	struct stat a, b;
+	char link[64], buf[PATH_MAX];
+
+	*path = NULL;
+	_cleanup_close_ int fd = open_by_handle_at(rootfd, &h->fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &a) < 0 || a.st_ino != ino || a.st_dev != fs->devnum)
+		return 0;
+	*is_dir = S_ISDIR(a.st_mode);
+	if (!*is_dir && a.st_nlink != 1)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(buf) - 1)
+		return 0;
+	buf[n] = '\0';
+	size_t ml = strlen(fs->mountpoint);
+	const char *r = NULL;
+	if (ml == 1)
+		r = buf[0] == '/' ? buf + 1 : NULL;
+	else if (!strncmp(buf, fs->mountpoint, ml) && (buf[ml] == '/' || !buf[ml]))
+		r = buf + ml + (buf[ml] == '/');
+	if (!r)
+		return 0;
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int check = (int)syscall(SYS_openat2, rootfd, r[0] ? r : ".", &how, sizeof(how));
+	if (check < 0 || fstat(check, &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return 0;
+	if (!(*path = strdup(buf)))
+		return -ENOMEM;
+	*rel = *path + (r - buf);
+	return 1;
+}
+
+/* XFS: the paths of the inodes wanted from their handles, instead of a
+ * walk.  1 when every one has its path, 0 (none kept) when one has none to
+ * give, -ENOMEM. */
+static int handle_paths(struct walk *wk, int rootfd)
+{
+	for (size_t i = 0; i < wk->ninodes; i++) {
+		_cleanup_free_ char *p = NULL;
+		union owners_handle h;
+		const char *rel;
+		bool dir = false;
+		int r = owners_xfs_handle(rootfd, wk->inodes[i], &h) < 0
+				? 0 : handle_path(wk->fs, rootfd, &h, wk->inodes[i], &p, &rel, &dir);
+		if (r > 0 && strv_push(&wk->inode_paths[i], p) < 0)
+			r = -ENOMEM;
+		if (r <= 0) {
+			for (size_t k = 0; k <= i; k++)
+				strv_clear(&wk->inode_paths[k]);
+			return r;
+		}
+		wk->inode_dir[i] = dir;
+	}
+	return 1;
+}
+
+/* ext2/3/4: the candidates' names from their handles, as paths from the
+ * file system's root (what owners_ext2_paths() gives), instead of reading
+ * every directory on the device.  0 with *out, or -ENOENT when one has
+ * none to give, -ENOMEM. */
+static int handle_names(struct walk *wk, int rootfd, struct strv **out)
+{
+	struct strv *v = calloc(wk->ncands ? wk->ncands : 1, sizeof(*v));
+	const char *root = strcmp(wk->fs->mount_root, "/") ? wk->fs->mount_root : "";
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < wk->ncands && r == 0; i++) {
+		_cleanup_free_ char *p = NULL, *fspath = NULL;
+		union owners_handle h = { .fh = { .handle_bytes = 8, .handle_type = EXT_FILEID_INO32_GEN } };
+		uint32_t ino32 = (uint32_t)wk->cands[i], gen = 0;
+		const char *rel;
+		bool dir;
+		if (wk->cands[i] > UINT32_MAX) {
+			r = -ENOENT;
+			break;
+		}
+		memcpy(h.fh.f_handle, &ino32, 4);
+		memcpy(h.fh.f_handle + 4, &gen, 4);
+		r = handle_path(wk->fs, rootfd, &h, wk->cands[i], &p, &rel, &dir);
+		if (r == 0)
+			r = -ENOENT;
+		else if (r > 0)
+			r = asprintf(&fspath, "%s/%s", root, rel) < 0 || strv_push(&v[i], fspath) < 0 ? -ENOMEM : 0;
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < wk->ncands; i++)
+			strv_clear(&v[i]);
+		free(v);
+		return r;
+	}
+	*out = v;
+	return 0;
+}
+
 static void walk_free(struct walk *wk)
 {
 	for (size_t i = 0; wk->inode_paths && i < wk->ninodes; i++)
@@ -567,12 +737,33 @@ static void walk_free(struct walk *wk)
 	free(wk->seen);
 	free(wk->hits);
 	free(wk->fm);
+	free(wk->path);
+}
+
+/* What the walk could not look at, as the end of a note: "" when nothing. */
+static void walk_unread(const struct walk *wk, char *buf, size_t len)
+{
+	int n = 0;
+
+	buf[0] = '\0';
+	if (wk->unreadable)
+		n = snprintf(buf, len, "; %u directories could not be read", wk->unreadable);
+	if (wk->too_deep && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; %u directories deeper than %u levels were not walked",
+			 wk->too_deep, (unsigned)WALK_MAX_DEPTH);
 }
 
 /* Owners of the wants that rmap named by inode, now that paths are known. */
 static int rmap_owners(struct walk *wk)
 {
+	char unread[128], nopath[192];
 	int r = 0;
+
+	walk_unread(wk, unread, sizeof(unread));
+	if (unread[0])
+		snprintf(nopath, sizeof(nopath), "no path found in the mounted tree%s", unread);
+	else
+		snprintf(nopath, sizeof(nopath), "no path in the mounted tree (deleted while open, or outside a bind mount)");
 
 	for (size_t i = 0; i < wk->ws->n && r == 0; i++) {
 		struct want *w = &wk->ws->v[i];
@@ -603,7 +794,7 @@ static int rmap_owners(struct walk *wk)
 			ow.flags |= INTEGRITY_OWNER_DIRECTORY;
 		w->found = true;
 		if (!hit || !wk->inode_paths[k].n) {
-			ow.note = "no path in the mounted tree (deleted while open, or outside a bind mount)";
+			ow.note = nopath;
 			r = owners_add(wk->o, w->piece->range, &ow);
 			continue;
 		}
@@ -710,9 +901,11 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
 	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
 		wk.only_cands = true;
-		/* Their names from the directories on the device, checked in
-		 * the tree below, spare the walk. */
-		if (wk.ncands && !wk.ninodes && owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
+		/* Their names from their handles or, when one has none, from
+		 * the directories on the device, checked in the tree below,
+		 * spare the walk. */
+		if (wk.ncands && !wk.ninodes && handle_names(&wk, rootfd, &named) < 0 &&
+		    owners_ext2_paths(c.e2, dirs, ndirs, wk.cands, wk.ncands, &named) < 0)
 			named = NULL;
 	}
 	if (c.e2)
@@ -757,6 +950,12 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	for (size_t i = 0; named && i < wk.ncands; i++)
 		strv_clear(&named[i]);
 	free(named);
+	if (r == 0 && !walked && !wk.fiemap && wk.ninodes && c.xfs.ok) {
+		int e = handle_paths(&wk, rootfd);
+		if (e < 0)
+			r = e;
+		walked = e > 0;
+	}
 	if (r == 0 && !walked && ((wk.fiemap && (!wk.only_cands || wk.ncands)) || wk.ninodes))
 		r = walk_tree(&wk, rootfd);
 	if (r == 0)
@@ -775,9 +974,8 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else if (e == -ENOMEM)
 			r = e;
 	}
-	char unread[64] = "";
-	if (wk.unreadable)
-		snprintf(unread, sizeof(unread), "; %u directories could not be read", wk.unreadable);
+	char unread[128];
+	walk_unread(&wk, unread, sizeof(unread));
 	/* XFS without a reverse map: the geometry and the inode chunks name
 	 * some of the rest. */
 	if (r == 0 && left && have_fsmap && c.xfs.ok) {

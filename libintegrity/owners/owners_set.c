@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,21 @@ void owners_rollback(struct integrity_owners *o, const size_t *mark)
 			free((char *)w->path);
 			free((char *)w->note);
 		}
+}
+
+/* A note on every owner added since mark, after the note it has. */
+int owners_note_since(struct integrity_owners *o, const size_t *mark, const char *note)
+{
+	for (size_t i = 0; i < o->nranges; i++)
+		for (size_t k = mark[i]; k < o->owners[i].n; k++) {
+			struct integrity_owner *w = &o->owners[i].v[k];
+			char *n;
+			if (w->note ? asprintf(&n, "%s; %s", w->note, note) < 0 : !(n = strdup(note)))
+				return -ENOMEM;
+			free((char *)w->note);
+			w->note = n;
+		}
+	return 0;
 }
 
 INTEGRITY_EXPORT void integrity_owners_free(struct integrity_owners *o)

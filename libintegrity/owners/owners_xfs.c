@@ -323,6 +323,22 @@ static int add_rest(struct integrity_owners *o, const struct fs_entry *fs, const
 	return owners_add_simple(o, fs, w->piece, s, e, INTEGRITY_OWNER_UNKNOWN, NULL, note);
 }
 
+/* The metadata XFS's geometry and inode chunks place that touch the wants
+ * in sp->left (indexed), sorted. */
+static int metadata_spans(struct spans *sp, const struct xfs_geo *g, int rootfd)
+{
+	int r = 0;
+
+	if (g->ok)
+		r = fixed_spans(sp, g);
+	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
+	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ sp, g }) == -ENOMEM)
+		r = -ENOMEM;
+	if (r == 0 && sp->n)
+		qsort(sp->v, sp->n, sizeof(*sp->v), span_cmp);
+	return r;
+}
+
 int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,
 			int rootfd, struct want_set *ws, const char *extra_note)
 {
@@ -335,13 +351,8 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 			r = owners_want_add(&left, &ws->v[i]);
 	if (r == 0)
 		r = owners_want_index(&left);
-	if (r == 0 && g->ok)
-		r = fixed_spans(&sp, g);
-	/* Without the ioctl (no privilege) chunks stay unnamed, not guessed. */
-	if (r == 0 && g->ok && each_chunk(rootfd, chunk_spans_one, &(struct chunk_spans_ctx){ &sp, g }) == -ENOMEM)
-		r = -ENOMEM;
-	if (r == 0 && sp.n)
-		qsort(sp.v, sp.n, sizeof(*sp.v), span_cmp);
+	if (r == 0)
+		r = metadata_spans(&sp, g, rootfd);
 	for (size_t i = 0; i < ws->n && r == 0; i++) {
 		struct want *w = &ws->v[i];
 		if (w->found)
@@ -371,6 +382,7 @@ int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, c
 
 struct chunk {
 	uint64_t startino, distance;
+	uint64_t allocmask;
 };
 
 struct finder {
@@ -422,23 +434,44 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The extents of one inode, opened by its handle: the kernel's word. */
-static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t gen, uint16_t mode)
+/* An inode opened by its handle, as the kernel finds it. */
+static int open_handle(int rootfd, uint64_t ino, uint32_t gen, int flags)
 {
-	union {
-		struct file_handle fh;
-		unsigned char bytes[sizeof(struct file_handle) + 12];
-	} h;
-	bool dir = S_ISDIR(mode);
+	union owners_handle h;
 
-	if (!(S_ISREG(mode) || dir))
-		return 0;
 	h.fh.handle_bytes = 12;
 	h.fh.handle_type = XFS_FILEID_INO64_GEN;
 	memcpy(h.fh.f_handle, &ino, 8);
 	memcpy(h.fh.f_handle + 8, &gen, 4);
-	int fd = open_by_handle_at(rootfd, &h.fh,
-				   O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : O_NOATIME));
+	return open_by_handle_at(rootfd, &h.fh, flags);
+}
+
+/* Inode ino's handle (its generation from bulkstat), into h; 0, or -1
+ * when XFS does not list it. */
+int owners_xfs_handle(int rootfd, uint64_t ino, union owners_handle *h)
+{
+	struct {
+		struct xfs_bulk_ireq hdr;
+		struct xfs_bulkstat b;
+	} req = { .hdr = { .ino = ino, .icount = 1 } };
+
+	if (ioctl(rootfd, XFS_IOC_BULKSTAT, &req) < 0 || req.hdr.ocount != 1 || req.b.bs_ino != ino)
+		return -1;
+	h->fh.handle_bytes = 12;
+	h->fh.handle_type = XFS_FILEID_INO64_GEN;
+	memcpy(h->fh.f_handle, &ino, 8);
+	memcpy(h->fh.f_handle + 8, &req.b.bs_gen, 4);
+	return 0;
+}
+
+/* The extents of one inode, opened by its handle: the kernel's word. */
+static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t gen, uint16_t mode)
+{
+	bool dir = S_ISDIR(mode);
+
+	if (!(S_ISREG(mode) || dir))
+		return 0;
+	int fd = open_handle(rootfd, ino, gen, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : O_NOATIME));
 	if (fd < 0)
 		return errno == ESTALE || errno == ENOENT ? 0 : -errno;	/* gone since */
 	f->ino = ino;
@@ -541,7 +574,7 @@ static int chunk_list_add(void *ctx, const struct xfs_inogrp *c)
 		return 0;
 	if (GREEDY_REALLOC(l->v, l->cap, l->n + 1) < 0)
 		return -ENOMEM;
-	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte) };
+	l->v[l->n++] = (struct chunk){ c->xi_startino, chunk_distance(l->ws, byte), c->xi_allocmask };
 	return 0;
 }
 
@@ -608,8 +641,10 @@ static int split_wants(struct want_set *ws, struct want_set *found)
 	return 0;
 }
 
-/* First the inodes whose extents on the device touch a want. */
-static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, uint64_t **asked, size_t *nasked)
+/* First the inodes whose extents on the device touch a want, the chunks
+ * nearest the wants first. */
+static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, const struct chunk *chunks,
+			  size_t nchunks, uint64_t **asked, size_t *nasked)
 {
 	struct disk_pass p = { .f = f, .rootfd = rootfd };
 	int r;
@@ -625,7 +660,10 @@ static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootf
 		return 0;
 	if (posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * f->g->inodesize))
 		p.buf = NULL;
-	r = p.buf ? each_chunk(rootfd, disk_chunk, &p) : -ENOMEM;
+	r = p.buf ? 0 : -ENOMEM;
+	for (size_t i = 0; i < nchunks && f->open && r == 0; i++)
+		r = disk_chunk(&p, &(struct xfs_inogrp){ .xi_startino = chunks[i].startino,
+							 .xi_allocmask = chunks[i].allocmask });
 	close(p.devfd);
 	free(p.buf);
 	if (r == -ENOMEM) {
@@ -656,12 +694,35 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		free(f.left);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < ws->n; i++)
-		if (!ws->v[i].inode && !ws->v[i].found) {
-			f.left[i] = ws->v[i].end - ws->v[i].start;
-			f.open++;
+	/* Metadata the geometry and the inode chunks are sure of is in no
+	 * file: no inode is asked for it (a block of AG headers would
+	 * otherwise cost every inode's extents). */
+	struct spans sp = { .left = ws };
+	r = metadata_spans(&sp, g, rootfd);
+	for (size_t i = 0; i < ws->n && r == 0; i++) {
+		const struct want *w = &ws->v[i];
+		if (w->inode || w->found)
+			continue;
+		f.left[i] = w->end - w->start;
+		for (size_t k = 0; k < sp.n; k++) {
+			uint64_t s = sp.v[k].start > w->start ? sp.v[k].start : w->start;
+			uint64_t e = sp.v[k].end < w->end ? sp.v[k].end : w->end;
+			if (s < e && sp.v[k].metadata)
+				f.left[i] = f.left[i] > e - s ? f.left[i] - (e - s) : 0;
 		}
-	r = find_from_disk(&f, fs, rootfd, &asked, &f.nasked);
+		f.open += f.left[i] != 0;
+	}
+	free(sp.v);
+	struct chunk_list l = { .g = g, .ws = ws };
+	if (r == 0 && f.open) {
+		r = each_chunk(rootfd, chunk_list_add, &l);
+		chunks = l.v;
+		nchunks = l.n;
+		if (r == 0 && nchunks)
+			qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
+		if (r == 0)
+			r = find_from_disk(&f, fs, rootfd, chunks, nchunks, &asked, &f.nasked);
+	}
 	f.asked = asked;
 	if (r < 0 || !f.open) {
 		if (r == 0)
@@ -670,12 +731,6 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		free(f.left);
 		return r;
 	}
-	struct chunk_list l = { .g = g, .ws = ws };
-	r = each_chunk(rootfd, chunk_list_add, &l);
-	chunks = l.v;
-	nchunks = l.n;
-	if (r == 0 && nchunks)
-		qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
 	for (size_t i = 0; i < nchunks && f.open && r == 0; i++)
 		r = find_in_chunk(&f, rootfd, req, chunks[i].startino);
 	if (r == 0)

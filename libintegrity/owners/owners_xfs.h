@@ -44,6 +44,8 @@ int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), vo
  * without them. */
 int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws);
 
+int owners_xfs_handle(int rootfd, uint64_t ino, union owners_handle *h);
+
 /* The wants still unfound, named where the geometry and the inode chunks
  * (XFS_IOC_FSINUMBERS) say what they are; the rest gets an honest note. */
 int owners_xfs_metadata(struct integrity_owners *o, const struct fs_entry *fs, const struct xfs_geo *g,

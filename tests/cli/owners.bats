@@ -621,6 +621,8 @@ PY
 	assert_success
 	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/bad","/victim"]' ] || { echo "$output"; false; }
 	[ "$(jq --argjson i "$victim" '[.lbas[0].files[] | select(.inode == $i)][0].offset' <<<"$output")" -eq 0 ]
+	# Two inodes for one block: damage, said on both.
+	[ "$(jq -c '[.lbas[0].files[].note | startswith("file system damaged: 2 inodes claim the block")] | unique' <<<"$output")" = '[true]' ] || { echo "$output"; false; }
 }
 
 @test "mounted ext4: a range over a file's data and a slow symlink's block keeps both" {
@@ -666,4 +668,66 @@ PY
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/b/link" ] || { echo "$output"; false; }
 	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = null ] || { echo "$output"; false; }
 	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "no path in the mounted tree: / from the file system's root, outside the mounted /sub" ]]
+}
+
+@test "mounted XFS: a file 1,100 directories deep, with 1,024 descriptors: its whole path" {
+	for rmap in 1 0; do
+		make_xfs $rmap
+		deep=$(printf 'd/%.0s' $(seq 1 1100))
+		mkdir -p "m/$deep"
+		random_file "m/${deep}f" 4096 16
+		# Two links: both paths wanted, so the tree is walked.
+		ln "m/${deep}f" m/top
+		sync
+		lba=$(lba_of "m/${deep}f" 0)
+		[ -n "$lba" ]
+		run --separate-stderr bash -c 'ulimit -n 1024 && exec "$@"' - "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -c '[.lbas[0].files[].path] | sort' <<<"$output")" = "[\"$PWD/m/${deep}f\",\"$PWD/m/top\"]" ] || { echo "rmap $rmap: $output"; false; }
+		[ "$(jq -c '[.lbas[0].files[].note]' <<<"$output")" = '[null,null]' ]
+		umount m
+	done
+}
+
+@test "unmounted ext4 found damaged: a wrong inode checksum, errors the kernel recorded: its answers say so" {
+	make_ext4
+	lba=$(lba_of m/victim.bin 4096)
+	other=$(lba_of m/sparse $((100 * 4096)))
+	sparse=$(stat -c %i m/sparse)
+	umount m
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -c '[.lbas[].files[].note]' <<<"$output")" = '[null,null,null]' ] || { echo "$output"; false; }
+	debugfs -w -R "sif /victim.bin checksum 0x1234" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = '["/sub/link.bin","/victim.bin"]' ] || { echo "$output"; false; }
+	[ "$(jq -c '[.lbas[0].files[].note | startswith("file system damaged: the inode'"'"'s checksum is wrong")] | unique' <<<"$output")" = '[true]' ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[1].files[0].note' <<<"$output")" = null ]
+	debugfs -w -R "ssv state 3" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" "$other"
+	assert_success
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = /sparse ]
+	[ "$(jq -r '.lbas[1].files[0].note' <<<"$output")" = "file system damaged: the kernel recorded errors in it; what it says may be wrong (fsck would say more)" ] || { echo "$output"; false; }
+	[[ $(jq -r '.lbas[0].files[1].note' <<<"$output") == *"checksum is wrong"*"; file system damaged: the kernel recorded errors"* ]] || { echo "$output"; false; }
+	run --separate-stderr ictl resolve --lba "$dev" "$other"
+	assert_line "  /sparse: file offset 409600 length 512 inode $sparse (ext4 on $dev, not mounted): file system damaged: the kernel recorded errors in it; what it says may be wrong (fsck would say more)"
+}
+
+@test "mounted ext4 and XFS, mounted again (no name cached): a file with one link still has its whole path" {
+	for fs in ext4 xfs; do
+		if [ $fs = ext4 ]; then make_ext4; else make_xfs 0; fi
+		mkdir -p m/a/b
+		random_file m/a/b/one 8192 17
+		sync
+		lba=$(lba_of m/a/b/one 4096)
+		for state in cached cold; do
+			[ $state = cached ] || { umount m && mount "$dev" m; }
+			run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+			assert_success
+			[ "$(jq -c '[.lbas[0].files[].path]' <<<"$output")" = "[\"$PWD/m/a/b/one\"]" ] || { echo "$fs $state: $output"; false; }
+			[ "$(jq '.lbas[0].files[0].offset' <<<"$output")" -eq 4096 ]
+		done
+		umount m
+	done
 }

@@ -23,6 +23,95 @@ teardown() {
 	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
 }
 
+# A TCP port free on loopback now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Until CMD... succeeds, polled, at most 60 s (the bound is for a server
+# that never gets there, not a timing).
+poll() {
+	local deadline=$((SECONDS + 60))
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || { echo "gave up waiting for: $*" >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# An instant query; prints the result array (JSON).
+query() {
+	curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1" | jq -c '.data.result'
+}
+
+# A query with at least one result, printed.
+query_some() {
+	local r
+	r=$(query "$1") && [ "$(jq length <<<"$r")" -gt 0 ] && printf '%s\n' "$r"
+}
+
+# The state of alert $1 ("" when it is not active).
+alert_state() {
+	curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
+		jq -r --arg a "$1" '[.data.alerts[] | select(.labels.alertname == $a) | .state] | first // ""'
+}
+
+alert_is() {
+	[ "$(alert_state "$1")" = "$2" ]
+}
+
+ready() {
+	curl -fsS "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null 2>&1
+}
+
+# Prometheus and node_exporter as this file's own processes, on loopback
+# ports picked now, with their data in a temporary directory; the node
+# exporter reads the textfile directory the tests' scrubs write.  The
+# rules are a copy with every "for:" shortened, and everything is
+# scraped and evaluated each second.
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v prometheus >/dev/null && command -v prometheus-node-exporter >/dev/null || return 0
+	export SERVERS=$BATS_FILE_TMPDIR/servers TEXTFILE=$BATS_FILE_TMPDIR/servers/textfile
+	mkdir -p "$TEXTFILE" "$SERVERS/data"
+	export PROM_PORT NODE_PORT
+	PROM_PORT=$(free_port)
+	NODE_PORT=$(free_port)
+	sed 's/^\( *for:\) .*/\1 4s/' "$rules" >"$SERVERS/rules.yml"
+	cat >"$SERVERS/prometheus.yml" <<EOC
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yml]
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['127.0.0.1:$NODE_PORT']
+EOC
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$NODE_PORT" --collector.disable-defaults \
+		--collector.textfile --collector.textfile.directory="$TEXTFILE" >"$SERVERS/node.log" 2>&1 &
+	echo $! >"$SERVERS/node.pid"
+	prometheus --config.file="$SERVERS/prometheus.yml" --storage.tsdb.path="$SERVERS/data" \
+		--web.listen-address="127.0.0.1:$PROM_PORT" >"$SERVERS/prometheus.log" 2>&1 &
+	echo $! >"$SERVERS/prometheus.pid"
+}
+
+teardown_file() {
+	local f pid
+	for f in "${SERVERS:-/nonexistent}"/*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(cat "$f")
+		kill "$pid" 2>/dev/null || true
+		# Gone before the temporary directory is: bounded, as poll is.
+		poll eval '! kill -0 "$pid" 2>/dev/null' || kill -9 "$pid" 2>/dev/null || true
+	done
+}
+
+need_servers() {
+	require_root
+	[ -n "${PROM_PORT:-}" ] || skip "prometheus and prometheus-node-exporter are not installed (tools/install-deps test)"
+	poll ready || { cat "$SERVERS/prometheus.log" >&2; return 1; }
+}
+
 @test "the alert rules are valid" {
 	need_promtool
 	run promtool check rules "$rules"
@@ -60,4 +149,41 @@ teardown() {
 		assert_output ""
 	done
 	[ "$(ls m | wc -l)" -eq 2 ]
+}
+
+@test "a real Prometheus: a scrub's bad block by stable name, joined to the inventory, alerted, then resolved" {
+	need_servers
+	random_file data 1048576 34
+	ictl -q pi generate data -o clean
+	cp clean dif
+	ictl -q pi inject --block 77 --tag guard dif
+	loopdev=$(losetup -f --show dif)
+	ictl status --metrics-dir "$TEXTFILE"
+	run ictl scrub --no-state --metrics-dir "$TEXTFILE" --format T10-DIF-TYPE1-CRC "$loopdev"
+	assert_failure 1
+
+	# The loop device's stable name is its backing file, in both files.
+	sel="integrityctl_bad_blocks_total{source=\"scrub\",kind=\"guard\",device=\"$PWD/dif\"}"
+	r=$(poll query_some "$sel")
+	[ "$(jq -r '.[0].value[1]' <<<"$r")" = 1 ]
+	r=$(poll query_some "$sel * on (instance, device) group_left (kname, transport) integrityctl_device_info")
+	[ "$(jq -r '.[0].metric.kname' <<<"$r")" = "${loopdev#/dev/}" ]
+	[ "$(jq -r '.[0].metric.transport' <<<"$r")" = loop ]
+	[ "$(jq -r '.[0].value[1]' <<<"$r")" = 1 ]
+
+	# Pending, then firing; Prometheus's own ALERTS series keeps the pending phase.
+	poll alert_is IntegrityctlBadBlocks firing
+	r=$(poll query_some 'max_over_time(ALERTS{alertname="IntegrityctlBadBlocks",alertstate="pending"}[10m])')
+	[ "$(jq -r '.[0].metric.device' <<<"$r")" = "$PWD/dif" ]
+	curl -fsS "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
+		jq -e --arg d "$PWD/dif" '.data.alerts[] | select(.labels.alertname == "IntegrityctlBadBlocks")
+			| select(.labels.device == $d) | .annotations.runbook | contains("integrityctl scrub --status")'
+
+	# Repaired (the good copy written back), scrubbed clean: resolved.
+	dd if=clean of="$loopdev" bs=64K conv=fsync status=none
+	run ictl scrub --no-state --metrics-dir "$TEXTFILE" --format T10-DIF-TYPE1-CRC "$loopdev"
+	assert_success
+	poll alert_is IntegrityctlBadBlocks ""
+	r=$(poll query_some "$sel == 0")
+	[ "$(jq -r '.[0].value[1]' <<<"$r")" = 0 ]
 }

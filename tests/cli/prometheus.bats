@@ -187,3 +187,37 @@ need_servers() {
 	r=$(poll query_some "$sel == 0")
 	[ "$(jq -r '.[0].value[1]' <<<"$r")" = 0 ]
 }
+
+@test "the Grafana dashboard: every query runs on the real Prometheus, the overview has data" {
+	need_servers
+	local dash=$TOP_SRCDIR/data/grafana/integrityctl.json
+	jq -e '.panels | length > 0' "$dash" >/dev/null
+	random_file data 1048576 9
+	ictl -q pi generate data -o dash.dif
+	ictl -q pi inject --block 11 --tag guard dash.dif
+	ictl status --metrics-dir "$TEXTFILE"
+	run ictl scrub --no-state --metrics-dir "$TEXTFILE" --format T10-DIF-TYPE1-CRC dash.dif
+	assert_failure 1
+	poll query_some "integrityctl_scrub_progress_ratio{device=\"$PWD/dash.dif\"}" >/dev/null
+	# Grafana's variables as it would expand them: every host, a range, a step.
+	n=0
+	while IFS= read -r expr; do
+		q=${expr//\$instance/.*}
+		q=${q//\$__rate_interval/1m}
+		q=${q//\$__range/1h}
+		run curl -sS "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$q"
+		[ "$(jq -r .status <<<"$output")" = success ] || fail "$expr: $output"
+		n=$((n + 1))
+	done < <(jq -r '.. | objects | select(has("expr")) | .expr' "$dash")
+	[ "$n" -eq "$(jq '[.. | objects | select(has("expr"))] | length' "$dash")" ]
+	echo "# $n queries" >&3
+	# The host variable's values, and panels that must show this host.
+	run curl -fsS -G "http://127.0.0.1:$PROM_PORT/api/v1/label/instance/values" --data-urlencode 'match[]=integrityctl_device_info'
+	[ "$(jq -r '.data[0]' <<<"$output")" = "127.0.0.1:$NODE_PORT" ]
+	q=$(jq -r '.panels[] | select(.title == "Bad blocks by host") | .targets[0].expr' "$dash")
+	r=$(query "${q//\$instance/.*}")
+	[ "$(jq -r '.[0].value[1]' <<<"$r")" -ge 1 ]
+	q=$(jq -r '.panels[] | select(.title == "Scrub progress") | .targets[0].expr' "$dash")
+	r=$(query "${q//\$instance/.*}")
+	jq -e --arg d "$PWD/dash.dif" '.[] | select(.metric.device == $d) | .value[1] == "1"' <<<"$r"
+}

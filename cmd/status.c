@@ -295,7 +295,7 @@ static void usage(poptContext pc)
 int cmd_status(int argc, const char **argv)
 {
 	int help = 0, tree = 0, list = 0, metrics_default = 0;
-	const char *metrics_dir = NULL;
+	_cleanup_free_ char *metrics_dir = NULL;
 	struct poptOption table[] = {
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
 		{ "tree", 'T', POPT_ARG_NONE, &tree, 0,

@@ -75,14 +75,14 @@ INTEGRITY_EXPORT void integrity_metrics_escape(FILE *f, const char *s)
 /* A label value as the file holds it, for a look into the previous file. */
 static void escaped(const char *s, char *out, size_t len)
 {
-	size_t at = 0;
+	FILE *f = fmemopen(out, len, "w");
 
-	for (; *s && at + 3 < len; s++) {
-		if (*s == '\\' || *s == '"')
-			out[at++] = '\\';
-		out[at++] = *s == '\n' ? 'n' : *s;
-	}
-	out[at] = '\0';
+	out[0] = '\0';
+	if (!f)
+		return;
+	integrity_metrics_escape(f, s);
+	fclose(f);
+	out[len - 1] = '\0';
 }
 
 static void info_label(FILE *f, const char *name, const char *value, bool first)

@@ -627,8 +627,17 @@ static void write_metrics(FILE *f, void *data)
 {
 	const struct integrity_kmsg *k = data;
 
-	fputs("# HELP integrityctl_kernel_errors_total Integrity and read errors the kernel logged, by device "
-	      "(stable name) and kind.\n# TYPE integrityctl_kernel_errors_total counter\n",
+	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "
+	      "and what failed (kind).\n# TYPE integrityctl_bad_blocks_total counter\n", f);
+	for (size_t i = 0; i < counts.n; i++) {
+		fputs("integrityctl_bad_blocks_total{device=\"", f);
+		prom_label(f, counts.v[i].device);
+		fprintf(f, "\",source=\"kernel\",kind=\"%s\"} %" PRIu64 "\n",
+			integrity_event_kind_name(counts.v[i].kind), counts.v[i].n);
+	}
+	/* The old name, for one release. */
+	fputs("# HELP integrityctl_kernel_errors_total Deprecated, removed in the next release: use "
+	      "integrityctl_bad_blocks_total{source=\"kernel\"}.\n# TYPE integrityctl_kernel_errors_total counter\n",
 	      f);
 	for (size_t i = 0; i < counts.n; i++) {
 		fputs("integrityctl_kernel_errors_total{device=\"", f);

@@ -381,19 +381,6 @@ void write_report(FILE *f, void *data)
 		report_human(f, rc->run, rc->r);
 }
 
-/* Prometheus label values: backslash, quote and newline escaped. */
-static void prom_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 void write_metrics(FILE *f, void *data)
 {
 	struct metrics_ctx *mc = data;
@@ -403,6 +390,11 @@ void write_metrics(FILE *f, void *data)
 	const struct integrity_scrub_error *errs = integrity_scrub_errors(s, &n);
 	static const char *const kinds[] = { "guard", "app", "ref", "protection", "io" };
 	uint64_t counts[ARRAY_SIZE(kinds)] = { 0 };
+	char device[PATH_MAX];
+
+	/* The stable name, as the inventory (status --metrics) labels it. */
+	if (integrity_metrics_target_label(mc->run->ctx, mc->run->target, device, sizeof(device)) < 0)
+		snprintf(device, sizeof(device), "%s", mc->run->target);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *w = error_what(&errs[i]);
@@ -410,8 +402,8 @@ void write_metrics(FILE *f, void *data)
 			if (strcmp(w, kinds[k]) == 0)
 				counts[k] += errs[i].count;
 	}
-#define LABELS() do { fputs("{device=\"", f); prom_escape(f, mc->run->target); \
-		fputs("\",identity=\"", f); prom_escape(f, integrity_scrub_identity(s)); fputs("\"", f); } while (0)
+#define LABELS() do { fputs("{device=\"", f); integrity_metrics_escape(f, device); \
+		fputs("\",identity=\"", f); integrity_metrics_escape(f, integrity_scrub_identity(s)); fputs("\"", f); } while (0)
 #define METRIC(name, help, type, fmt, value) do { \
 		fprintf(f, "# HELP integrityctl_scrub_" name " " help "\n# TYPE integrityctl_scrub_" name " " type "\n"); \
 		fputs("integrityctl_scrub_" name, f); LABELS(); fprintf(f, "} " fmt "\n", value); } while (0)
@@ -430,7 +422,17 @@ void write_metrics(FILE *f, void *data)
 	METRIC("completed", "1 when the last run walked the whole range.", "gauge", "%d", mc->r == 0);
 	METRIC("progress_ratio", "Fraction of the range checked.", "gauge", "%.6f",
 	       p->end > p->start ? (double)(p->done - p->start) / (double)(p->end - p->start) : 1.0);
-	fputs("# HELP integrityctl_scrub_errors_total Bad blocks by what failed.\n"
+	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "
+	      "and what failed (kind).\n"
+	      "# TYPE integrityctl_bad_blocks_total counter\n", f);
+	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+		fputs("integrityctl_bad_blocks_total", f);
+		LABELS();
+		fprintf(f, ",source=\"scrub\",kind=\"%s\"} %" PRIu64 "\n", kinds[k], counts[k]);
+	}
+	/* The old name, for one release. */
+	fputs("# HELP integrityctl_scrub_errors_total Deprecated, removed in the next release: use "
+	      "integrityctl_bad_blocks_total{source=\"scrub\"}.\n"
 	      "# TYPE integrityctl_scrub_errors_total counter\n", f);
 	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		fputs("integrityctl_scrub_errors_total", f);
@@ -449,7 +451,7 @@ void write_metrics(FILE *f, void *data)
 		fputs("integrityctl_scrub_above_bad_blocks_total", f);
 		LABELS();
 		fputs(",above=\"", f);
-		prom_escape(f, dev);
+		integrity_metrics_escape(f, dev);
 		fprintf(f, "\"} %" PRIu64 "\n", sum);
 	}
 #undef METRIC

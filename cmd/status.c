@@ -3,12 +3,20 @@
  * made of what (partitions, md, device-mapper) or as a flat list. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "columns.h"
+#include "util/safefile.h"
+
+/* Where the systemd units have node_exporter's textfile collector read. */
+#define METRICS_DIR "/var/lib/integrityctl/metrics"
+/* A previous inventory larger than this is not one of ours. */
+#define INVENTORY_MAX_SIZE (4u << 20)
 
 enum {
 	COL_NAME, COL_MAJMIN, COL_EXT, COL_TRAN, COL_SIZE, COL_PROFILE, COL_INTERVAL, COL_TAGSIZE,
@@ -251,6 +259,39 @@ static void add_tree(const struct column_set *set, struct libscols_table *tb,
 			add_tree(set, tb, ln, l, j, depth + 1);
 }
 
+struct inventory {
+	struct listing *l;
+	FILE *previous;
+	int r;
+};
+
+static void write_inventory(FILE *f, void *data)
+{
+	struct inventory *inv = data;
+
+	inv->r = integrity_metrics_inventory(inv->l->devs, inv->l->n, inv->previous, (double)time(NULL), f);
+}
+
+/* --metrics: the inventory, replaced atomically in dir; the previous file
+ * is read only when it can be trusted (root's, nobody else may write it). */
+static int metrics(struct listing *l, const char *dir)
+{
+	char path[PATH_MAX];
+	struct inventory inv = { l, NULL, 0 };
+
+	if (snprintf(path, sizeof(path), "%s/" INTEGRITY_METRICS_DEVICES_FILE, dir) >= (int)sizeof(path))
+		return fail(EXIT_FAIL, dir, -ENAMETOOLONG, "cannot write metrics");
+	inv.previous = safe_fopen_read(path, INVENTORY_MAX_SIZE, SAFE_TRUSTED, NULL);
+	int w = safe_write_file(path, 0, 0644, write_inventory, &inv);
+	if (inv.previous)
+		fclose(inv.previous);
+	if (w == 0 && inv.r < 0)
+		w = inv.r;
+	if (w < 0)
+		return fail_file(EXIT_FAIL, path, w, "cannot write metrics");
+	return EXIT_CLEAN;
+}
+
 static void usage(poptContext pc)
 {
 	poptPrintHelp(pc, stdout, 0);
@@ -263,7 +304,8 @@ static void usage(poptContext pc)
 
 int cmd_status(int argc, const char **argv)
 {
-	int help = 0, tree = 0, list = 0, all = 0;
+	int help = 0, tree = 0, list = 0, all = 0, metrics_default = 0;
+	_cleanup_free_ char *metrics_dir = NULL;
 	struct poptOption table[] = {
 		{ "all", 'a', POPT_ARG_NONE, &all, 0, "also list empty loop devices and RAM disks, as lsblk -a", NULL },
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
@@ -271,6 +313,10 @@ int cmd_status(int argc, const char **argv)
 		  "show what is made of what: partitions, md, device-mapper (default on a terminal and with -J)",
 		  NULL },
 		{ "list", 'L', POPT_ARG_NONE, &list, 0, "a flat list, one row per device", NULL },
+		{ "metrics", '\0', POPT_ARG_NONE, &metrics_default, 0,
+		  "write the device inventory for Prometheus to " METRICS_DIR " instead of the table", NULL },
+		{ "metrics-dir", '\0', POPT_ARG_STRING, &metrics_dir, 0,
+		  "write it to DIR (node_exporter's textfile directory)", "DIR" },
 		{ "help", 'h', POPT_ARG_NONE, &help, 0, "show this help and the columns", NULL },
 		GLOBAL_OPTIONS,
 		POPT_TABLEEND
@@ -292,6 +338,11 @@ int cmd_status(int argc, const char **argv)
 	}
 	if (tree && list)
 		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
+	if (metrics_dir && !metrics_dir[0])
+		return fail(EXIT_USAGE, "status", 0, "--metrics-dir: an empty directory name");
+	if ((metrics_default || metrics_dir) && poptPeekArg(pc))
+		return fail(EXIT_USAGE, "status", 0, "%s: --metrics lists every device, no DEVICE with it",
+			    poptPeekArg(pc));
 	if (!tree && !list)
 		tree = gopt.json || isatty(STDOUT_FILENO);
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
@@ -306,6 +357,8 @@ int cmd_status(int argc, const char **argv)
 	if (r < 0)
 		return fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
 			    "cannot list block devices");
+	if (metrics_default || metrics_dir)
+		return metrics(&l, metrics_dir ? metrics_dir : METRICS_DIR);
 	struct integrity_device **devs = l.devs;
 	size_t n = l.n;
 

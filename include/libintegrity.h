@@ -28,5 +28,6 @@
 #include "libintegrity/owners.h"
 #include "libintegrity/audit.h"
 #include "libintegrity/monitor.h"
+#include "libintegrity/metrics.h"
 
 #endif /* LIBINTEGRITY_H */

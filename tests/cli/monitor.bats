@@ -156,6 +156,10 @@ records() {
 		--exec 'env | grep ^INTEGRITY_ | sort >>hook.env; echo >>hook.env'
 	assert_failure 1
 	grep -qx "integrityctl_kernel_errors_total{device=\"$k\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
+	grep -qx "integrityctl_bad_blocks_total{device=\"$k\",source=\"kernel\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
+	grep -q '^# HELP integrityctl_kernel_errors_total Deprecated, .* use integrityctl_bad_blocks_total{source="kernel"}' \
+		metrics/integrityctl_monitor.prom
+	if command -v promtool >/dev/null; then promtool check metrics <metrics/integrityctl_monitor.prom; fi
 	grep -qx 'integrityctl_monitor_records_total 6' metrics/integrityctl_monitor.prom
 	grep -q '^integrityctl_kernel_last_error_timestamp_seconds [0-9]' metrics/integrityctl_monitor.prom
 	[ "$(grep -c '^$' hook.env)" -eq 2 ]

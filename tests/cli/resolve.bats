@@ -306,7 +306,13 @@ setup_file() {
 	local rules=${INTEGRITYCTL%/*}/data/udev/61-integrityctl.rules
 	[ -f "$rules" ] || rules=$SRCDIR/data/udev/61-integrityctl.rules.in
 	mkdir -p /run/udev/rules.d
+	# systemctl, which queues the inventory's refresh on hot-plug, is a
+	# recorder of the event's device and its arguments (and systemd as if
+	# it ran).
+	printf '#!/bin/sh\necho "$DEVNAME $ACTION $*" >>%s/systemctl.calls\n' "$BATS_FILE_TMPDIR" >"$BATS_FILE_TMPDIR/systemctl"
+	chmod 755 "$BATS_FILE_TMPDIR/systemctl"
 	sed -e "s|\"[^\" ]*integrityctl udev-helper |\"$INTEGRITYCTL udev-helper --history $BATS_FILE_TMPDIR/history --config $BATS_FILE_TMPDIR/none.conf |" \
+		-e "s|RUN+=\"/bin/systemctl |RUN+=\"$BATS_FILE_TMPDIR/systemctl |" -e 's|TEST=="/run/systemd/system"|TEST=="/"|' \
 		"$rules" >/run/udev/rules.d/61-integrityctl.rules
 	# No inotify watches from this udevd: a watched disk is re-read
 	# (BLKRRPART) after every write, which would disturb other programs'
@@ -420,6 +426,19 @@ resolve_links() {
 	run udevadm info -q property "/dev/$name"
 	assert_line "ID_INTEGRITY_EXT_DEVT=0"
 	assert_line "ID_INTEGRITY_PROFILE=none"
+}
+
+@test "udevd: an add or remove queues the inventory's refresh without waiting for it; a change does not" {
+	require_udev
+	udev_start
+	calls=$BATS_FILE_TMPDIR/systemctl.calls
+	rm -f "$calls"
+	# Other devices' events may be recorded too: only ours are looked at.
+	timeout 300 udevadm trigger --settle --action=change "/sys/block/$name"
+	! grep "^/dev/$name " "$calls"
+	timeout 300 udevadm trigger --settle --action=add "/sys/block/$name"
+	run grep "^/dev/$name " "$calls"
+	assert_output "/dev/$name add --no-block start integrity-metrics.service"
 }
 
 @test "udevd: PARTUUID=, PARTLABEL=, UUID=, LABEL= and every by-* link map back to the same MAJ:MIN" {

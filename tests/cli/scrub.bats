@@ -269,7 +269,13 @@ wait_checkpoint() {
 	assert_failure 1
 	f=$(ls metrics/*.prom)
 	[ "$(ls metrics | wc -l)" -eq 1 ]
-	grep -q '^integrityctl_scrub_blocks_checked_total{device="dif",identity="file:.*/dif"} 2048$' "$f"
+	# An image is labelled by its absolute path, the name its loop device gets too.
+	grep -qx "integrityctl_scrub_blocks_checked_total{device=\"$PWD/dif\",identity=\"file:$PWD/dif\"} 2048" "$f"
+	grep -qx "integrityctl_bad_blocks_total{device=\"$PWD/dif\",identity=\"file:$PWD/dif\",source=\"scrub\",kind=\"guard\"} 1" "$f"
+	grep -q '^integrityctl_bad_blocks_total{.*,source="scrub",kind="ref"} 1$' "$f"
+	grep -qx '# TYPE integrityctl_bad_blocks_total counter' "$f"
+	# The old name for one release, saying what replaces it.
+	grep -qx '# HELP integrityctl_scrub_errors_total Deprecated, removed in the next release: use integrityctl_bad_blocks_total{source="scrub"}.' "$f"
 	grep -q '^integrityctl_scrub_bad_blocks_total{.*} 2$' "$f"
 	grep -q '^integrityctl_scrub_errors_total{.*,kind="guard"} 1$' "$f"
 	grep -q '^integrityctl_scrub_errors_total{.*,kind="ref"} 1$' "$f"
@@ -278,6 +284,7 @@ wait_checkpoint() {
 	grep -q '^# TYPE integrityctl_scrub_blocks_checked_total counter$' "$f"
 	last=$(sed -n 's/^integrityctl_scrub_last_success_timestamp_seconds{.*} //p' "$f")
 	[ "$last" -gt 1700000000 ]
+	if command -v promtool >/dev/null; then promtool check metrics <"$f"; fi
 }
 
 @test "the report file is the same as stdout" {

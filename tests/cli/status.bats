@@ -228,3 +228,63 @@ teardown() {
 	refute_output --partial stale
 	partx -d "$loopdev"
 }
+
+@test "status --metrics-dir: the inventory by stable name, protection per capable disk, md counters" {
+	sysfs_stack_tree "$sys"
+	mkdir m
+	run ictl status --sysfs-root "$sys" --metrics-dir m
+	assert_success
+	assert_output ""
+	f=m/integrityctl_devices.prom
+	[ "$(ls m)" = integrityctl_devices.prom ]
+	grep -qx 'integrityctl_device_info{device="/dev/disk/by-id/wwn-0x5333333000001f40",kname="sda",model="",serial="",wwn="naa.5333333000001f40",transport="scsi",profile="T10-DIF-TYPE1-CRC",pi_type="1"} 1' "$f"
+	grep -q '^integrityctl_device_info{device="/dev/disk/by-id/wwn-0x5333333000001f40-part3",kname="sda3",' "$f"
+	grep -q '^integrityctl_device_info{device="/dev/disk/by-id/nvme-nvme.1b36-3132333435-51454d55204e564d65204374726c-00000001",kname="nvme0n1",.*,profile="EXT-DIF-TYPE1-CRC64",' "$f"
+	grep -q '^integrityctl_device_info{device="/dev/loop0",kname="loop0",.*,transport="loop",profile="none",pi_type="0"} 1$' "$f"
+	# Capable disks only: sda and nvme0n1 protect; sdb and loop0 cannot.
+	grep -qx 'integrityctl_protection_enabled{device="/dev/disk/by-id/wwn-0x5333333000001f40"} 1' "$f"
+	grep -qx 'integrityctl_read_verify_enabled{device="/dev/disk/by-id/wwn-0x5333333000001f40"} 1' "$f"
+	[ "$(grep -c '^integrityctl_protection_enabled{' "$f")" -eq 4 ]	# sda nvme0n1 nvme1n1 nvme2n1
+	! grep -q '^integrityctl_protection_enabled{device="/dev/loop0"}' "$f"
+	md=/dev/disk/by-id/md-uuid-3b2f6a1c:5d4e4f60:8a910c1d:2e3f4a5b
+	grep -qx "integrityctl_md_mismatch_sectors{device=\"$md\"} 8" "$f"
+	grep -qx "integrityctl_md_sync_action{device=\"$md\",action=\"idle\"} 1" "$f"
+	grep -qx "integrityctl_md_sync_action{device=\"$md\",action=\"check\"} 0" "$f"
+	! grep -q '^integrityctl_md_last_check_timestamp_seconds{' "$f"
+	if command -v promtool >/dev/null; then promtool check metrics <"$f"; fi
+	# A check seen running, then over: the time it was seen to end.
+	echo check >"$sys/block/md0/md/sync_action"
+	ictl status --sysfs-root "$sys" --metrics-dir m
+	grep -qx "integrityctl_md_sync_action{device=\"$md\",action=\"check\"} 1" "$f"
+	! grep -q '^integrityctl_md_last_check_timestamp_seconds{' "$f"
+	echo idle >"$sys/block/md0/md/sync_action"
+	echo check >"$sys/block/md0/md/last_sync_action"
+	ictl status --sysfs-root "$sys" --metrics-dir m
+	grep -qx "integrityctl_md_last_sync_action{device=\"$md\",action=\"check\"} 1" "$f"
+	t=$(sed -n "s|^integrityctl_md_last_check_timestamp_seconds{device=\"$md\"} ||p" "$f")
+	[ "$t" -gt 1700000000 ]
+	# Carried over while nothing changes.
+	ictl status --sysfs-root "$sys" --metrics-dir m
+	grep -qx "integrityctl_md_last_check_timestamp_seconds{device=\"$md\"} $t" "$f"
+}
+
+@test "status --metrics: no DEVICE with it; an empty --metrics-dir; a directory it cannot write" {
+	run ictl status --sysfs-root "$sys" --metrics sda
+	assert_failure 2
+	assert_output --partial 'integrityctl: status: sda: --metrics lists every device, no DEVICE with it'
+	run ictl status --sysfs-root "$sys" --metrics-dir ''
+	assert_failure 2
+	run ictl status --sysfs-root "$sys" --metrics-dir "$BATS_TEST_TMPDIR/none"
+	assert_failure 3
+	assert_output --partial 'cannot write metrics'
+}
+
+@test "status --metrics-dir on a real loop device: its backing file names it, as a scrub of it does" {
+	require_root
+	truncate -s 1M img
+	loopdev=$(losetup -f --show img)
+	mkdir m
+	ictl status --metrics-dir m
+	grep -q "^integrityctl_device_info{device=\"$PWD/img\",kname=\"${loopdev#/dev/}\",.*,transport=\"loop\"" \
+		m/integrityctl_devices.prom
+}

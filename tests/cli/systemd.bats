@@ -8,7 +8,7 @@ setup() {
 	mkdir -p "$units"
 	make -C "$TOP_BUILDDIR" -s data/systemd/integrity-scrub@.service \
 		data/systemd/integrity-scrub-all.service data/systemd/integrity-scrub-failed@.service \
-		data/systemd/integrity-monitor.service
+		data/systemd/integrity-monitor.service data/systemd/integrity-metrics.service
 	# The built command stands in for the installed one, which verify looks for.
 	for f in "$TOP_BUILDDIR"/data/systemd/*.service "$TOP_SRCDIR"/data/systemd/*.timer; do
 		sed "s|^\(Exec[A-Za-z]*=\)[^ ]*/integrityctl|\1$INTEGRITYCTL|" "$f" >"$units/$(basename "$f")"
@@ -20,7 +20,7 @@ setup() {
 	run systemd-analyze verify --man=no integrity-scrub@dev-sda.service integrity-scrub@dev-sda.timer \
 		integrity-scrub@dev-nvme0n1p3.service \
 		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service \
-		integrity-monitor.service
+		integrity-monitor.service integrity-metrics.service integrity-metrics.timer
 	assert_success
 	assert_output ""
 }
@@ -79,4 +79,26 @@ setup() {
 	run ictl scrub --all --no-state
 	assert_success
 	assert_output --partial "no block device has an integrity profile"
+}
+
+@test "the inventory's unit: status --metrics, read-only disks, exposure at most 2.0, a 15-minute timer" {
+	grep -q '^Type=oneshot$' integrity-metrics.service
+	grep -q '^ExecStart=.* status --metrics-dir=/var/lib/integrityctl/metrics$' integrity-metrics.service
+	grep -q '^StateDirectory=integrityctl integrityctl/metrics$' integrity-metrics.service
+	grep -q '^DevicePolicy=closed$' integrity-metrics.service
+	! grep '^DeviceAllow=' integrity-metrics.service | grep -v ' r$'
+	grep -q '^ProtectSystem=strict$' integrity-metrics.service
+	grep -q '^PrivateNetwork=yes$' integrity-metrics.service
+	run systemd-analyze security --offline=true integrity-metrics.service
+	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$output")
+	echo "# integrity-metrics.service: exposure $level" >&3
+	awk -v l="$level" 'BEGIN { exit !(l != "" && l <= 2.0) }'
+	grep -q '^OnUnitActiveSec=15min$' integrity-metrics.timer
+	grep -q '^WantedBy=timers.target$' integrity-metrics.timer
+	# Hot-plug: udev queues the service and goes on (--no-block), never runs it.
+	make -C "$TOP_BUILDDIR" -s data/udev/61-integrityctl.rules
+	rules=$TOP_BUILDDIR/data/udev/61-integrityctl.rules
+	run grep -c 'RUN+="/bin/systemctl --no-block start integrity-metrics.service"$' "$rules"
+	assert_output 1
+	! grep 'RUN+=' "$rules" | grep -q 'integrityctl status'
 }

@@ -102,6 +102,7 @@ dev=$(sd_by_id ns) || { vm_fail "no /dev/disk/by-id link"; exit; }
 inst=$(systemd-escape --path "$dev")
 svc=integrity-scrub@$inst.service failed=integrity-scrub-failed@$inst.service
 echo "DEVICE $dev"
+echo "STABLE $(integrityctl status -L -n -r -o STABLE "$dev")"
 echo "SERVICE $svc"
 sd_run 300 "$svc"
 expect_eq "bad block: unit result" "$(sd_prop "$svc" Result)" exit-code
@@ -124,8 +125,12 @@ EOF
 	m=$(vm_json metrics_bad)
 	expect_eq "metrics: one bad block" \
 		"$(awk '/^integrityctl_scrub_bad_blocks_total\{/ { print $NF }' <<<"$m")" 1
-	expect_eq "metrics: labelled with the unit's device" \
-		"$(grep -c "^integrityctl_scrub_bad_blocks_total{device=\"$dev\"," <<<"$m")" 1
+	local stable
+	stable=$(sed -n 's/^STABLE //p' <<<"$VM_OUTPUT")
+	expect_eq "metrics: labelled with the device's stable name, as status shows it" \
+		"$(grep -c "^integrityctl_scrub_bad_blocks_total{device=\"$stable\"," <<<"$m")" 1
+	expect_eq "metrics: integrityctl_bad_blocks_total, the guard error" \
+		"$(grep -c "^integrityctl_bad_blocks_total{device=\"$stable\",.*,source=\"scrub\",kind=\"guard\"} 1$" <<<"$m")" 1
 	expect_eq "metrics: a guard error" \
 		"$(awk '/^integrityctl_scrub_errors_total\{.*kind="guard"\}/ { print $NF }' <<<"$m")" 1
 	expect_eq "metrics: the run walked the whole range" \

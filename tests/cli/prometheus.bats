@@ -28,10 +28,10 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Until CMD... succeeds, polled, at most 60 s (the bound is for a server
+# Until CMD... succeeds, polled, at most 240 s (the bound is for a server
 # that never gets there, not a timing).
 poll() {
-	local deadline=$((SECONDS + 60))
+	local deadline=$((SECONDS + 240))
 	until "$@"; do
 		[ "$SECONDS" -lt "$deadline" ] || { echo "gave up waiting for: $*" >&2; return 1; }
 		sleep 0.2

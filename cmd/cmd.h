@@ -152,6 +152,9 @@ void json_bool(struct json *j, const char *key, bool value);
 void json_hex(struct json *j, const char *key, uint64_t value);
 void json_double(struct json *j, const char *key, double value);
 void json_escape(FILE *out, const char *s);
+/* An md member's bad block list (sysfs "SECTOR LENGTH" lines) as
+ * "bad-block-list": [{"sector": N, "length": N}...]. */
+void json_md_bad_blocks(struct json *j, const char *list);
 /* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
  * json_escape() writes it (malloc'd; NULL when out of memory). */
 char *utf8_valid_copy(const char *s);

@@ -99,7 +99,7 @@ void owners_json(struct json *j, const struct integrity_owners *owners, size_t r
 		if (w->flags & INTEGRITY_OWNER_UNWRITTEN)
 			json_bool(j, "unwritten", true);
 		if (w->flags & INTEGRITY_OWNER_PATH_INCOMPLETE)
-			json_bool(j, "path_incomplete", true);
+			json_bool(j, "path-incomplete", true);
 		if (w->note)
 			json_string(j, "note", w->note);
 		json_filesystem(j, w->fs);

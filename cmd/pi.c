@@ -264,7 +264,7 @@ static int error_list_add(struct error_list *l, const struct integrity_pi_error 
 static void print_errors_table(const struct error_list *l)
 {
 	struct libscols_table *tb = scols_new_table();
-	static const char *const names[] = { "BLOCK", "LBA", "TAG", "EXPECTED", "FOUND" };
+	static const char *const names[] = { "BLOCK", "LBA", "ERROR", "EXPECTED", "FOUND" };
 
 	if (!tb)
 		return;
@@ -345,18 +345,19 @@ static int pi_verify(int argc, const char **argv)
 		json_open(&j, stdout);
 		json_string(&j, "file", job.name);
 		if (pi_opts.pi_file)
-			json_string(&j, "pi_file", pi_opts.pi_file);
+			json_string(&j, "pi-file", pi_opts.pi_file);
 		json_string(&j, "profile", integrity_profile_name(p->profile));
 		json_string(&j, "layout", pi_opts.pi_file ? "dix" : "dif");
 		json_u64(&j, "interval", p->interval);
-		json_u64(&j, "metadata_size", mds);
+		json_u64(&j, "metadata-size", mds);
 		json_u64(&j, "blocks", job.nblocks);
-		json_u64(&j, "bad_blocks", errs.bad_blocks);
+		json_u64(&j, "bad-blocks", errs.bad_blocks);
 		json_array_begin(&j, "errors");
 		for (size_t i = 0; i < errs.n; i++) {
 			json_object_begin(&j, NULL);
 			json_u64(&j, "block", errs.v[i].block);
 			json_u64(&j, "lba", errs.v[i].lba);
+			json_string(&j, "kind", integrity_scrub_error_kind_name(INTEGRITY_SCRUB_ERR_TAG));
 			json_string(&j, "tag", integrity_tag_name(errs.v[i].tag));
 			json_hex(&j, "expected", errs.v[i].expected);
 			json_hex(&j, "found", errs.v[i].found);

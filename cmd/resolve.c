@@ -202,7 +202,7 @@ static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
 
 	json_open(&j, stdout);
 	json_string(&j, "device", device);
-	json_u64(&j, "block_size", bs);
+	json_u64(&j, "block-size", bs);
 	json_array_begin(&j, "lbas");
 	for (size_t i = 0; i < n; i++) {
 		json_object_begin(&j, NULL);
@@ -213,7 +213,7 @@ static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_u64(&j, "damaged_files", integrity_owners_damaged_files(ow));
+	json_u64(&j, "damaged-files", integrity_owners_damaged_files(ow));
 	json_close(&j);
 }
 

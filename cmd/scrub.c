@@ -43,7 +43,7 @@ static int show_status(const char *state_dir, const char *target)
 	}
 	struct libscols_table *tb = scols_new_table();
 	static const char *const heads[] = { "TARGET", "IDENTITY", "STATUS", "METHOD", "PROTECTION",
-					     "PROGRESS", "BAD", "IO-ERRORS", "ELAPSED", "UPDATED" };
+					     "PROGRESS", "BAD-BLOCKS", "IO-ERRORS", "ELAPSED", "UPDATED" };
 	scols_table_enable_json(tb, gopt.json);
 	scols_table_enable_raw(tb, gopt.raw);
 	scols_table_enable_noheadings(tb, gopt.noheadings);

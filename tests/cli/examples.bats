@@ -83,5 +83,5 @@ same_as_command() {
 	same_as_command "$loopdev"
 	[ "$example_status" -eq 1 ]
 	[ "$(jq -r '.devices[0].errors[0].files[0].path' <<<"$example_json")" = "$PWD/m/victim" ]
-	[ "$(jq '.devices[0].damaged_files' <<<"$example_json")" -eq 1 ]
+	[ "$(jq '.devices[0]."damaged-files"' <<<"$example_json")" -eq 1 ]
 }

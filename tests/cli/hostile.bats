@@ -223,7 +223,7 @@ checkpoint_past_17() {
 		$how "$cp"
 		run --separate-stderr ictl scrub -J --state-dir state --format T10-DIF-TYPE1-CRC --pi-file big.pi big
 		assert_failure 1
-		[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+		[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
 		[ "$(jq '[.errors[] | select(.lba == 17)] | length' <<<"$output")" -eq 1 ]
 		[[ "$(jq -r .note <<<"$output")" == *"cannot use the checkpoint $cp (owned by user"* ||
 		   "$(jq -r .note <<<"$output")" == *"cannot use the checkpoint $cp (writable by everyone"* ]] ||
@@ -245,7 +245,7 @@ checkpoint_past_17() {
 	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" scrub -J --state-dir state --format T10-DIF-TYPE1-CRC \
 		--pi-file big.pi big
 	[ "$status" -eq 1 ] || fail "exit $status ($stderr)"
-	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
 	[ -f "$cp" ] && [ ! -L "$cp" ]
 	run ictl scrub --status --state-dir state
 	assert_success

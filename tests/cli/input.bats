@@ -149,7 +149,7 @@ new_loop() {
 	assert_success
 	run scrub -J --range 0:010
 	assert_success
-	[ "$(jq .blocks_checked <<<"$output")" -eq 10 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 10 ]
 }
 
 # ---------------------------------------------------------------- files without a size
@@ -186,7 +186,7 @@ new_loop() {
 	blockdev --flushbufs "$dev"
 	run ictl pi verify -J "$dev"
 	assert_failure 1
-	[ "$(jq -c '[.blocks, .bad_blocks, .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
+	[ "$(jq -c '[.blocks, ."bad-blocks", .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
 }
 
 # ---------------------------------------------------------------- JSON text

@@ -86,7 +86,7 @@ full_dir() {
 	# With room, the same report is written and the exit code is the scrub's.
 	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report report.json dif
 	assert_failure 1
-	[ "$(jq '.bad_blocks' report.json)" -eq 1 ]
+	[ "$(jq '."bad-blocks"' report.json)" -eq 1 ]
 }
 
 @test "--metrics-dir that cannot be written exits 3" {

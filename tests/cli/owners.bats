@@ -79,7 +79,7 @@ make_ext4() {
 	[ "$(jq -r '.lbas[0].files[1].filesystem.type' <<<"$output")" = ext4 ]
 	[ "$(jq -r '.lbas[0].files[1].filesystem.mountpoint' <<<"$output")" = "$PWD/m" ]
 	[ "$(jq -r '.lbas[0].files[1].filesystem.uuid' <<<"$output")" = "$(blkid -s UUID -o value "$dev")" ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 1 ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 1 ]
 	# The symlink to sub/ is not followed: no path through it.
 	! grep -q alias <<<"$output"
 	run ictl resolve --lba "$dev" "$lba"
@@ -103,7 +103,7 @@ make_ext4() {
 	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = "$PWD/m/sub" ]
 	[ "$(jq '.lbas[1].files[0].directory' <<<"$output")" = true ]
 	[ "$(jq '.lbas[2].files' <<<"$output" | jq -c '[.[] | .free]')" = '[true]' ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 }
 
 # LBA of inode INO's record, from debugfs imap.
@@ -191,7 +191,7 @@ inode_lba() {
 	run --separate-stderr ictl -J resolve --lba --block-size 4096 "$dev" 2047
 	assert_success
 	[ "$(jq '.lbas[0].lba' <<<"$output")" -eq 2047 ]
-	[ "$(jq '.block_size' <<<"$output")" -eq 4096 ]
+	[ "$(jq '."block-size"' <<<"$output")" -eq 4096 ]
 }
 
 @test "a whole disk: the file system on the partition that holds the LBA" {
@@ -226,8 +226,8 @@ inode_lba() {
 		FAULT_EIO="$((lba * 512))+512,$((dir * 512))+512" \
 		"$INTEGRITYCTL" scrub -J --no-state --report report.json "$dev"
 	assert_failure 1
-	[ "$(jq '.bad_blocks' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 	victim=$(jq -r --argjson l "$lba" '.errors[] | select(.lba == $l) | .files[1].path' <<<"$output")
 	[ "$victim" = "$PWD/m/victim.bin" ]
 	[ "$(jq -r --argjson l "$dir" '.errors[] | select(.lba == $l) | .files[0].path' <<<"$output")" = "$PWD/m/sub" ]
@@ -273,7 +273,7 @@ make_xfs() {
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted xfs: mount it (read-only is enough) to name files" ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 0 ]
 }
 
 # The first LBA of what `xfs_db convert` turns a KIND VALUE into.
@@ -496,7 +496,7 @@ PY
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "<$dir1>/dir2/file5" ] || { echo "$output"; false; }
-	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = true ]
+	[ "$(jq '.lbas[0].files[0]."path-incomplete"' <<<"$output")" = true ]
 	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "incomplete path: "* ]]
 	run --separate-stderr ictl resolve --lba "$dev" "$lba"
 	assert_line --partial "  <$dir1>/dir2/file5: file offset 4096 length 512 inode "
@@ -514,7 +514,7 @@ PY
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "/${deep}f" ] || { echo "$output"; false; }
-	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = null ]
+	[ "$(jq '.lbas[0].files[0]."path-incomplete"' <<<"$output")" = null ]
 	[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
 }
 

@@ -91,7 +91,7 @@ PY
 	[ "$(jq '.errors[0].lba' <<<"$output")" -eq 17 ]
 	[ "$(jq -r '.errors[0].tag' <<<"$output")" = guard ]
 	[ "$(jq -r '.errors[0].expected != .errors[0].found' <<<"$output")" = true ]
-	[ "$(jq '.bad_blocks' <<<"$output")" -eq 1 ]
+	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 1 ]
 }
 
 @test "inject data, ref and app: each found as its own tag" {

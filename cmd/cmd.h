@@ -52,6 +52,11 @@ int fail(int code, const char *object, int err, const char *fmt, ...)
  * not trusted (-EPERM) names the fix ('chown', 'chmod'). */
 int fail_file(int code, const char *path, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The output file of a command that writes one is -O/--output-file; OLD,
+ * its former spelling, still works for one release with a warning (even
+ * with -q: it is about the command line).  *value is set from old_value;
+ * both given: a conflict, EXIT_USAGE with the message.  0 otherwise. */
+int output_file_option(const char *command, const char *old, char **value, char *old_value);
 
 /* Cleanup helpers for the handles the command holds: a variable declared
  * _cleanup_(integrity_device_freep) is released on every return. */

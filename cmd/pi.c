@@ -22,6 +22,7 @@
 
 static struct {
 	char *out;
+	char *out_old;		/* -o/--output, the former spelling of -O */
 	char *block;
 	char *tag;
 	int stop_at_first;
@@ -150,15 +151,17 @@ static int output_failed(const char *path, int err)
 	return fail(EXIT_FAIL, path, err, "cannot create");
 }
 
-static const char *const generate_usage = "DATA (-o OUT | --pi-file PI)";
+static const char *const generate_usage = "DATA (-O OUT | --pi-file PI)";
 
 static int pi_generate(int argc, const char **argv)
 {
 	struct poptOption table[] = {
-		{ "output", 'o', POPT_ARG_STRING, &o.out, 0,
+		{ "output-file", 'O', POPT_ARG_STRING, &o.out, 0,
 		  "write DATA with PI interleaved per block (DIF layout)", "OUT" },
+		/* The former spelling, before the global -o (columns), which it
+		 * overrides here: pi generate has no columns. */
+		{ "output", 'o', POPT_ARG_STRING | POPT_ARGFLAG_DOC_HIDDEN, &o.out_old, 0, NULL, "OUT" },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0, "Protection:", NULL },
-		/* After -o/--output above, which wins: here it names the output file. */
 		GLOBAL_OPTIONS,
 		POPT_AUTOHELP
 		POPT_TABLEEND
@@ -173,6 +176,9 @@ static int pi_generate(int argc, const char **argv)
 	int out, r;
 
 	r = parse_options(&pc, "integrityctl pi generate", argc, argv, table, generate_usage);
+	if (r)
+		return r;
+	r = output_file_option("pi generate", "-o/--output", &o.out, o.out_old);
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);

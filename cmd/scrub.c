@@ -152,7 +152,8 @@ int cmd_scrub(int argc, const char **argv)
 		{ "status", '\0', POPT_ARG_NONE, &o.status, 0, "show saved scrubs and their last result", NULL },
 		{ "all", '\0', POPT_ARG_NONE, &o.all, 0,
 		  "scrub every disk with an integrity profile, at once", NULL },
-		{ "report", '\0', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
+		{ "output-file", 'O', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
+		{ "report", '\0', POPT_ARG_STRING | POPT_ARGFLAG_DOC_HIDDEN, &o.report_old, 0, NULL, "FILE" },
 		{ "metrics-dir", '\0', POPT_ARG_STRING, &o.metrics_dir, 0,
 		  "write Prometheus textfile metrics there", "DIR" },
 		{ "io-engine", '\0', POPT_ARG_STRING, &o.io_engine, 0,
@@ -183,6 +184,11 @@ int cmd_scrub(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl scrub", argc, argv, table, "TARGET... | --all | --status [TARGET]");
 	if (r)
 		return r;
+	r = output_file_option("scrub", "--report", &o.report, o.report_old);
+	if (r) {
+		poptFreeContext(pc);
+		return r;
+	}
 	const char **args = poptGetArgs(pc);
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	if (o.status && o.all) {

@@ -75,7 +75,7 @@ check_docs() {
 	doc resolve 0 resolve --sysfs-root sys sda sda17 259:1 nvme0n1p1
 	random_file data 1048576 7
 	local f="--format T10-DIF-TYPE1-CRC --seed 100"
-	ictl -q pi generate $f data -o dif
+	ictl -q pi generate $f data -O dif
 	ictl -q pi generate $f data --pi-file pi
 	ictl -q pi inject $f --block 7 --tag guard dif
 	ictl -q pi inject $f --block 9 --tag ref data --pi-file pi

@@ -215,7 +215,7 @@ inode_lba() {
 	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "in no partition"* ]]
 }
 
-@test "scrub: the report names the damaged files of each bad block (JSON, text, --report)" {
+@test "scrub: the report names the damaged files of each bad block (JSON, text, -O)" {
 	make_ext4
 	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
 	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
@@ -224,7 +224,7 @@ inode_lba() {
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
 		FAULT_EIO="$((lba * 512))+512,$((dir * 512))+512" \
-		"$INTEGRITYCTL" scrub -J --no-state --report report.json "$dev"
+		"$INTEGRITYCTL" scrub -J --no-state -O report.json "$dev"
 	assert_failure 1
 	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 	[ "$(jq '."damaged-files"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }

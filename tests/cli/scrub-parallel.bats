@@ -26,7 +26,7 @@ teardown() {
 # image NAME SIZE SEED: a DIF image of SIZE bytes of data.
 image() {
 	random_file "$1.data" "$2" "$3"
-	ictl -q pi generate "${fmt[@]}" "$1.data" -o "$1"
+	ictl -q pi generate "${fmt[@]}" "$1.data" -O "$1"
 	rm "$1.data"
 }
 
@@ -133,8 +133,8 @@ read_runs() {
 	assert_line --regexp '^a: complete'
 	assert_line --regexp '^b: complete'
 	assert_line 'total: 2 targets: 2 complete, 0 stopped, 0 failed'
-	# --report gets the same document.
-	run --separate-stderr ictl scrub -J --no-state --report rep.json "${fmt[@]}" a b
+	# -O gets the same document.
+	run --separate-stderr ictl scrub -J --no-state -O rep.json "${fmt[@]}" a b
 	[ "$(jq -c .devices rep.json)" = "$(jq -c .devices <<<"$output")" ]
 }
 

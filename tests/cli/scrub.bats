@@ -39,7 +39,7 @@ wait_checkpoint() {
 		    NVME-TYPE1-CRC32C NVME-TYPE2-CRC16; do
 		for iv in 512 4096; do
 			opts="--format $prof --interval $iv --seed 100"
-			ictl -q pi generate $opts data -o dif
+			ictl -q pi generate $opts data -O dif
 			ictl -q pi generate $opts data --pi-file pi
 			run ictl scrub -q --no-state $opts dif
 			assert_success
@@ -62,7 +62,7 @@ wait_checkpoint() {
 
 @test "the reference tag: a misplaced block is found, with expected and found" {
 	random_file data 262144 4
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	# Swap blocks 3 and 4 (a misdirected write): data and PI both intact.
 	dd if=dif of=b3 bs=520 skip=3 count=1 status=none
 	dd if=dif of=b4 bs=520 skip=4 count=1 status=none
@@ -108,7 +108,7 @@ wait_checkpoint() {
 	assert_failure 2
 	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 5 data
 	assert_failure 2
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 0:1000 dif
 	assert_failure 2
 	assert_output --partial "past the end"
@@ -131,7 +131,7 @@ wait_checkpoint() {
 
 @test "--range in blocks and in bytes" {
 	random_file data 1048576 7
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 100 --tag guard dif
 	ictl -q pi inject --block 1500 --tag guard dif
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 1000:1000 dif
@@ -140,7 +140,7 @@ wait_checkpoint() {
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64K dif
 	assert_failure 1
 	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 128 ]
-	ictl -q pi generate --interval 4096 data -o dif4k
+	ictl -q pi generate --interval 4096 data -O dif4k
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --interval 4096 --range 0:2K dif4k
 	assert_failure 2	# not a whole number of 4096-byte blocks
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64 dif
@@ -261,7 +261,7 @@ wait_checkpoint() {
 
 @test "metrics: a Prometheus textfile, written atomically, with the right values" {
 	random_file data 1048576 14
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 5 --tag guard dif
 	ictl -q pi inject --block 6 --tag ref dif
 	mkdir metrics
@@ -282,8 +282,8 @@ wait_checkpoint() {
 
 @test "the report file is the same as stdout" {
 	random_file data 65536 15
-	ictl -q pi generate data -o dif
-	run ictl scrub -J --no-state --report report.json --format T10-DIF-TYPE1-CRC dif
+	ictl -q pi generate data -O dif
+	run ictl scrub -J --no-state -O report.json --format T10-DIF-TYPE1-CRC dif
 	assert_success
 	[ "$(jq -S . report.json)" = "$(jq -S . <<<"$output")" ]
 }
@@ -602,7 +602,7 @@ lock_held_by() {
 @test "a DIF image on a loop device: no O_DIRECT for 520-byte strides, no false I/O errors" {
 	require_root
 	random_file data 1048576 34
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 77 --tag guard dif
 	loopdev=$(losetup -f --show dif)
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC "$loopdev"
@@ -639,7 +639,7 @@ lock_held_by() {
 
 @test "a stop: 'resume' and exit 4 only when a checkpoint was written; the resumed run says from when" {
 	random_file data 1048576 61
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	run --separate-stderr ictl scrub --no-state --format T10-DIF-TYPE1-CRC --rate 4K --duration 0.2s dif
 	assert_failure 3
 	assert_line --partial "nothing saved (--no-state): a run again starts from the beginning"

@@ -122,3 +122,27 @@ full_dir() {
 	assert_failure 3
 	[[ "$stderr" == *"No space left on device"* ]]
 }
+
+@test "-o: scrub --status shows the columns chosen; the scrub report and pi verify refuse it" {
+	run "$INTEGRITYCTL" -q scrub --state-dir state --format T10-DIF-TYPE1-CRC dif
+	assert_failure 1
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o target,bad-blocks,progress -J
+	assert_success
+	[ "$(jq -c '.scrubs[0] | keys_unsorted' <<<"$output")" = '["target","bad-blocks","progress"]' ]
+	[ "$(jq -c '.scrubs[0] | [."bad-blocks", .progress]' <<<"$output")" = '[1,100]' ]
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o status -n
+	assert_success
+	[ "$output" = complete ]
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o nosuch
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: unknown column 'nosuch' (see --help)"
+	run ictl scrub --help
+	assert_output --partial "BAD-BLOCKS,"
+	assert_output --partial "UPDATED)"
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -o lba dif
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: scrub: -o/--output: the report has no columns to choose (-o is for --status)"
+	run --separate-stderr "$INTEGRITYCTL" pi verify -o lba dif
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: pi verify: -o/--output: the report has no columns to choose"
+}

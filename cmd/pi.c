@@ -445,7 +445,7 @@ static int pi_inject(int argc, const char **argv)
 
 static void pi_usage(FILE *out)
 {
-	fputs("Usage: integrityctl pi generate [OPTIONS] DATA (-o OUT | --pi-file PI)\n"
+	fputs("Usage: integrityctl pi generate [OPTIONS] DATA (-O OUT | --pi-file PI)\n"
 	      "       integrityctl pi verify [OPTIONS] FILE [--pi-file PI]\n"
 	      "       integrityctl pi inject --block N --tag guard|app|ref|data [OPTIONS] FILE [--pi-file PI]\n\n"
 	      "Add protection information to raw data, verify a protected file, or corrupt a\n"
@@ -464,9 +464,14 @@ static void pi_usage(FILE *out)
 
 int cmd_pi(int argc, const char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		pi_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_CLEAN;
+	if (argc < 2) {
+		fputs("integrityctl: pi: no subcommand given (generate, verify or inject)\n"
+		      "Try 'integrityctl pi --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		pi_usage(stdout);
+		return EXIT_CLEAN;
 	}
 	if (strcmp(argv[1], "generate") == 0)
 		return pi_generate(argc - 1, argv + 1);

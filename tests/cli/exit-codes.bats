@@ -109,11 +109,7 @@ EOF
 }
 
 @test "exit status of the common mistakes: a partition where a disk is needed, on a loop device" {
-	require_root
-	truncate -s 32M disk.img
-	printf 'label: gpt\nsize=8M\nsize=8M\n' | sfdisk -q disk.img
-	loopdev=$(losetup --show -f disk.img) || skip "no loop devices"
-	partx -a "$loopdev"
+	gpt_loop 32M
 	runas=()
 	check_table <<'EOF'
 0	part list @DISK@

@@ -96,11 +96,7 @@ check_docs() {
 }
 
 @test "-J of part list, resolve --lba, monitor (JSON Lines) and audit on a loop device" {
-	require_root
-	truncate -s 64M disk.img
-	printf 'label: gpt\nsize=8M, name="one"\nsize=8M, name="two"\n' | sfdisk -q disk.img
-	loopdev=$(losetup --show -f disk.img) || skip "no loop devices"
-	partx -a "$loopdev"
+	gpt_loop 64M
 	mkfs.ext4 -q -F "${loopdev}p1"
 	doc part-list 0 part list "$loopdev"
 	doc part-list-columns 0 part list -o +kname,maj:min,ext,kernel "$loopdev"

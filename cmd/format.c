@@ -336,7 +336,7 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 	if (j) {
 		char devt[24];
 		snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
-		json_object_begin(j, "status");
+		json_object_begin(j, "blockdevice");
 		json_string(j, "name", integrity_device_name(dev));
 		json_string(j, "maj:min", devt);
 		json_u64(j, "size", integrity_device_size(dev));

@@ -60,8 +60,8 @@ expect_nvme_state "no PI" $d 512 none 0 0 0
 		"$(vm_json plan | jq -c '[."format-nvm".lbaf, ."format-nvm".pi, ."format-nvm".pil, ."format-nvm".mset, ."format-nvm".cdw10, .new.profile, ."dry-run"]')" \
 		'[5,1,1,0,"0x125","T10-DIF-TYPE1-CRC",true]'
 	expect_eq "Type 3: exit status" "$(vm_json_status type3)" 0
-	expect_eq "Type 3: result and status in the JSON" \
-		"$(vm_json type3 | jq -c '[.result."pi-type", .result."lba-format", .result.profile, .status.profile, .status.interval, .status."pi-type", .error]')" \
+	expect_eq "Type 3: result and blockdevice in the JSON" \
+		"$(vm_json type3 | jq -c '[.result."pi-type", .result."lba-format", .result.profile, .blockdevice.profile, .blockdevice.interval, .blockdevice."pi-type", .error]')" \
 		'[3,1,"T10-DIF-TYPE3-CRC","T10-DIF-TYPE3-CRC",512,3,null]'
 	expect_status_json "Type 1 at 4096" '["T10-DIF-TYPE1-CRC",4096,1]'
 	expect_status_json "Type 3 at 512" '["T10-DIF-TYPE3-CRC",512,3]'

@@ -66,6 +66,7 @@ expect_nvme_state "no PI" $d 512 none 0 0 0
 	expect_status_json "Type 1 at 4096" '["T10-DIF-TYPE1-CRC",4096,1]'
 	expect_status_json "Type 3 at 512" '["T10-DIF-TYPE3-CRC",512,3]'
 	expect_status_json "no PI" '["none",null,0]'
+	expect_json_rule plan type3
 }
 
 # The check after a format reads what the kernel shows now, and waits for

@@ -70,11 +70,12 @@ expect_eq "sdX20 after re-read" "\$(ictl_col \${d}20 EXT)" 1
 EOF
 	local st sh pl
 	st=$(vm_json status) sh=$(vm_json show) pl=$(vm_json part)
+	expect_json_rule status show part
 	expect_eq "status -J profile" "$(jq -r '.blockdevices[0].profile' <<<"$st")" T10-DIF-TYPE1-CRC
 	expect_eq "status -J interval" "$(jq '.blockdevices[0].interval' <<<"$st")" 512
 	expect_eq "status -J pi-type" "$(jq '.blockdevices[0]."pi-type"' <<<"$st")" 1
 	expect_eq "status -J read-verify" "$(jq '.blockdevices[0]."read-verify"' <<<"$st")" true
-	expect_eq "show -J prot_en" "$(jq '.scsi."prot-en"' <<<"$sh")" 1
+	expect_eq "show -J prot-en" "$(jq '.scsi."prot-en"' <<<"$sh")" true
 	expect_eq "show -J p_type_text" "$(jq -r '.scsi."p-type-text"' <<<"$sh")" "Type 1"
 	expect_eq "show -J kernel format" "$(jq -r '.kernel.format' <<<"$sh")" T10-DIF-TYPE1-CRC
 	expect_eq "part list: extended partitions" \
@@ -146,7 +147,8 @@ expect_eq PI-TYPE-1 "\$(ictl_col \$d PI-TYPE)" 1
 expect_eq guard_bits "\$(ictl_show \$d guard_bits)" 16
 EOF
 	nvme_host_checks
-	expect_eq "show -J dps_text" "$(vm_json show | jq -r '.nvme.dps_text')" "Type 1, PI first in the metadata"
+	expect_eq "show -J dps-text" "$(vm_json show | jq -r '.nvme."dps-text"')" "Type 1, PI first in the metadata"
+	expect_json_rule show
 }
 
 # PI last in 16 bytes of metadata: 6.1 registers nop, 6.12 the PI profile;
@@ -160,7 +162,7 @@ expect_eq PROFILE-kernel "\$(ictl_col \$d PROFILE)" $want
 expect_eq PI-TYPE-1 "\$(ictl_col \$d PI-TYPE)" 1
 EOF
 	nvme_host_checks
-	expect_eq "show -J dps_text" "$(vm_json show | jq -r '.nvme.dps_text')" "Type 1, PI last in the metadata"
+	expect_eq "show -J dps-text" "$(vm_json show | jq -r '.nvme."dps-text"')" "Type 1, PI last in the metadata"
 }
 
 test_nvme_crc64() {

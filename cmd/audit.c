@@ -97,7 +97,7 @@ static void report_json(const struct integrity_audit *a, const struct written *w
 		}
 		json_string(&j, "detail", integrity_audit_detail(a, i));
 		if (integrity_audit_kind(a, i) == INTEGRITY_AUDIT_UNSTABLE_NAME) {
-			json_array_begin(&j, "stable_names");
+			json_array_begin(&j, "stable-names");
 			for (size_t k = 0; k < integrity_audit_stable_count(a, i); k++)
 				json_string(&j, NULL, integrity_audit_stable(a, i, k));
 			json_array_end(&j);
@@ -108,7 +108,7 @@ static void report_json(const struct integrity_audit *a, const struct written *w
 		if (file)
 			json_bool(&j, "fixable", integrity_audit_fixable(a, i));
 		if (integrity_audit_last_scrub(a, i))
-			json_u64(&j, "last_scrub", (uint64_t)integrity_audit_last_scrub(a, i));
+			json_u64(&j, "last-scrub", (uint64_t)integrity_audit_last_scrub(a, i));
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -128,7 +128,7 @@ static void report_json(const struct integrity_audit *a, const struct written *w
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_u64(&j, "findings_count", integrity_audit_count(a));
+	json_u64(&j, "findings-count", integrity_audit_count(a));
 	json_close(&j);
 }
 

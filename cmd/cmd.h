@@ -52,6 +52,11 @@ int fail(int code, const char *object, int err, const char *fmt, ...)
  * not trusted (-EPERM) names the fix ('chown', 'chmod'). */
 int fail_file(int code, const char *path, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The output file of a command that writes one is -O/--output-file; OLD,
+ * its former spelling, still works for one release with a warning (even
+ * with -q: it is about the command line).  *value is set from old_value;
+ * both given: a conflict, EXIT_USAGE with the message.  0 otherwise. */
+int output_file_option(const char *command, const char *old, char **value, char *old_value);
 
 /* Cleanup helpers for the handles the command holds: a variable declared
  * _cleanup_(integrity_device_freep) is released on every return. */
@@ -152,6 +157,9 @@ void json_bool(struct json *j, const char *key, bool value);
 void json_hex(struct json *j, const char *key, uint64_t value);
 void json_double(struct json *j, const char *key, double value);
 void json_escape(FILE *out, const char *s);
+/* An md member's bad block list (sysfs "SECTOR LENGTH" lines) as
+ * "bad-block-list": [{"sector": N, "length": N}...]. */
+void json_md_bad_blocks(struct json *j, const char *list);
 /* s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
  * json_escape() writes it (malloc'd; NULL when out of memory). */
 char *utf8_valid_copy(const char *s);

@@ -69,6 +69,18 @@ int fail_file(int code, const char *path, int err, const char *fmt, ...)
 	return fail(code, path, err, "%s", what);
 }
 
+int output_file_option(const char *command, const char *old, char **value, char *old_value)
+{
+	if (!old_value)
+		return 0;
+	if (*value)
+		return fail(EXIT_USAGE, command, 0, "%s and -O/--output-file: choose one", old);
+	fprintf(stderr, "integrityctl: %s: %s FILE is deprecated and goes away in the next release: "
+		"write -O FILE (--output-file)\n", command, old);
+	*value = old_value;
+	return 0;
+}
+
 void warnx_obj(const char *object, const char *fmt, ...)
 {
 	va_list ap;

@@ -109,20 +109,20 @@ static const char *position_name(const struct integrity_format_layout *l)
 static void json_layout(struct json *j, const char *key, const struct integrity_format_layout *l, bool nvme)
 {
 	json_object_begin(j, key);
-	json_u64(j, "block_size", l->block_size);
+	json_u64(j, "block-size", l->block_size);
 	if (l->blocks)
 		json_u64(j, "blocks", l->blocks);
 	else
 		json_string(j, "blocks", NULL);
-	json_u64(j, "pi_type", l->pi_type);
+	json_u64(j, "pi-type", l->pi_type);
 	json_string(j, "guard", l->pi_type ? integrity_guard_name(l->guard) : NULL);
-	json_u64(j, "metadata_size", l->metadata_size);
-	json_string(j, "pi_position", nvme ? position_name(l) : NULL);
+	json_u64(j, "metadata-size", l->metadata_size);
+	json_string(j, "pi-position", nvme ? position_name(l) : NULL);
 	json_u64(j, "interval", l->pi_interval);
 	if (nvme)
-		json_u64(j, "lba_format", (uint64_t)l->lba_format);
+		json_u64(j, "lba-format", (uint64_t)l->lba_format);
 	json_string(j, "profile", l->profile);
-	json_u64(j, "kernel_interval", l->kernel_interval);
+	json_u64(j, "kernel-interval", l->kernel_interval);
 	json_object_end(j);
 }
 
@@ -171,29 +171,29 @@ static void json_plan(struct json *j, const struct integrity_format_plan *plan,
 	json_layout(j, "current", integrity_format_plan_current(plan), nc != NULL);
 	json_layout(j, "new", integrity_format_plan_target(plan), nc != NULL);
 	if (sc) {
-		json_object_begin(j, "format_unit");
+		json_object_begin(j, "format-unit");
 		json_u64(j, "fmtpinfo", sc->fmtpinfo);
 		json_u64(j, "pfu", sc->pfu);
-		json_u64(j, "p_i_exponent", sc->p_i_exponent);
+		json_u64(j, "p-i-exponent", sc->p_i_exponent);
 		json_bool(j, "longlist", sc->longlist);
 		json_bool(j, "fmtdata", sc->fmtdata);
 		json_bool(j, "cmplst", sc->cmplst);
 		json_bool(j, "immed", sc->immed);
 		json_string(j, "cdb", hex_bytes(sc->cdb, sizeof(sc->cdb), hex, sizeof(hex)));
-		json_string(j, "parameter_list", hex_bytes(sc->param, sc->param_len, hex, sizeof(hex)));
+		json_string(j, "parameter-list", hex_bytes(sc->param, sc->param_len, hex, sizeof(hex)));
 		if (sc->mode_select) {
-			json_object_begin(j, "mode_select");
+			json_object_begin(j, "mode-select");
 			json_string(j, "cdb", hex_bytes(sc->mode_cdb, sizeof(sc->mode_cdb), hex, sizeof(hex)));
-			json_string(j, "parameter_list",
+			json_string(j, "parameter-list",
 				    hex_bytes(sc->mode_param, sc->mode_param_len, hex, sizeof(hex)));
 			json_object_end(j);
 		} else {
-			json_string(j, "mode_select", NULL);
+			json_string(j, "mode-select", NULL);
 		}
 		json_object_end(j);
 	}
 	if (nc) {
-		json_object_begin(j, "format_nvm");
+		json_object_begin(j, "format-nvm");
 		json_u64(j, "nsid", nc->nsid);
 		json_u64(j, "lbaf", nc->lbaf);
 		json_u64(j, "mset", nc->mset);
@@ -336,7 +336,7 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 	if (j) {
 		char devt[24];
 		snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
-		json_object_begin(j, "status");
+		json_object_begin(j, "blockdevice");
 		json_string(j, "name", integrity_device_name(dev));
 		json_string(j, "maj:min", devt);
 		json_u64(j, "size", integrity_device_size(dev));
@@ -436,7 +436,7 @@ int cmd_format(int argc, const char **argv)
 	if (gopt.json) {
 		json_open(&j, stdout);
 		json_plan(&j, plan, dev, parts);
-		json_bool(&j, "dry_run", o.dry_run);
+		json_bool(&j, "dry-run", o.dry_run);
 	} else if (!gopt.quiet) {
 		print_plan(plan, dev, parts);
 	}

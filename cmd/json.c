@@ -201,3 +201,22 @@ void json_double(struct json *j, const char *key, double value)
 	json_key(j, key);
 	fprintf(j->out, "%.3f", value);
 }
+
+void json_md_bad_blocks(struct json *j, const char *list)
+{
+	json_array_begin(j, "bad-block-list");
+	for (const char *p = list; p && *p;) {
+		unsigned long long sector, len;
+		int used = 0;
+		if (sscanf(p, "%llu %llu%n", &sector, &len, &used) != 2)
+			break;
+		json_object_begin(j, NULL);
+		json_u64(j, "sector", sector);
+		json_u64(j, "length", len);
+		json_object_end(j);
+		p += used;
+		while (*p == '\n' || *p == ' ')
+			p++;
+	}
+	json_array_end(j);
+}

@@ -414,7 +414,7 @@ static void show_json(FILE *out, const struct shown *s)
 
 	json_open_line(&j, out);
 	json_u64(&j, "seq", s->ev.seq);
-	json_u64(&j, "time_usec", s->ev.usec);
+	json_u64(&j, "time-usec", s->ev.usec);
 	json_u64(&j, "time", s->time > 0 ? (uint64_t)s->time : 0);
 	json_string(&j, "kind", integrity_event_kind_name(s->ev.kind));
 	json_array_begin(&j, "sources");
@@ -432,15 +432,15 @@ static void show_json(FILE *out, const struct shown *s)
 		json_string(&j, "was", s->was);
 	if (in && !in->gone && in->disk[0]) {
 		json_string(&j, "disk", in->disk);
-		json_string(&j, "disk_stable", in->disk_stable ? in->disk_stable : in->stable);
+		json_string(&j, "disk-stable", in->disk_stable ? in->disk_stable : in->stable);
 		if (in->partno)
 			json_u64(&j, "partition", in->partno);
 	}
 	if (in && in->count) {
 		json_u64(&j, "lba", in->lba);
 		json_u64(&j, "count", in->count);
-		json_u64(&j, "block_size", in->block_size);
-		json_u64(&j, "disk_lba", in->disk_lba);
+		json_u64(&j, "block-size", in->block_size);
+		json_u64(&j, "disk-lba", in->disk_lba);
 		json_array_begin(&j, "above");
 		for (size_t i = 0; i < in->nabove; i++) {
 			json_object_begin(&j, NULL);
@@ -459,7 +459,7 @@ static void show_json(FILE *out, const struct shown *s)
 		json_array_end(&j);
 	}
 	if (s->ev.status)
-		json_hex(&j, "status", s->ev.status);
+		json_hex(&j, "device-status", s->ev.status);
 	if (s->ev.inode)
 		json_u64(&j, "inode", s->ev.inode);
 	if (in && in->owners)
@@ -472,8 +472,8 @@ static void show_json(FILE *out, const struct shown *s)
 		json_string(&j, "status", rescrub_status(s->rescrub_r));
 		if (s->rescrub_r < 0 && s->rescrub_r != -EINTR)
 			json_string(&j, "error", strerror(-s->rescrub_r));
-		json_u64(&j, "bad_blocks", s->rescrub_bad);
-		json_array_begin(&j, "bad_lbas");
+		json_u64(&j, "bad-blocks", s->rescrub_bad);
+		json_array_begin(&j, "bad-lbas");
 		for (size_t i = 0; i < s->nbad; i++)
 			json_u64(&j, NULL, s->bad_lbas[i]);
 		json_array_end(&j);
@@ -488,7 +488,7 @@ static void show_json(FILE *out, const struct shown *s)
 			json_u64(&j, "lba", b->lba);
 			json_u64(&j, "count", b->count);
 			json_string(&j, "member", b->member);
-			json_u64(&j, "member_lba", b->member_lba);
+			json_u64(&j, "member-lba", b->member_lba);
 			json_string(&j, "result", integrity_scrub_repair_result_name(b->result));
 			json_object_end(&j);
 		}

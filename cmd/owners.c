@@ -99,7 +99,7 @@ void owners_json(struct json *j, const struct integrity_owners *owners, size_t r
 		if (w->flags & INTEGRITY_OWNER_UNWRITTEN)
 			json_bool(j, "unwritten", true);
 		if (w->flags & INTEGRITY_OWNER_PATH_INCOMPLETE)
-			json_bool(j, "path_incomplete", true);
+			json_bool(j, "path-incomplete", true);
 		if (w->note)
 			json_string(j, "note", w->note);
 		json_filesystem(j, w->fs);
@@ -180,13 +180,13 @@ void damaged_files_text(FILE *out, const struct integrity_owners *owners, const 
 		fprintf(out, "%sdamaged files: at least %zu (%s)\n", indent, n, note ? note : "not resolved");
 }
 
-/* "damaged_files": the count; "damaged_files_unresolved": why it is only
+/* "damaged-files": the count; "damaged-files-unresolved": why it is only
  * a lower bound, when it is. */
 void damaged_files_json(struct json *j, const struct integrity_owners *owners)
 {
 	const char *why = integrity_owners_unresolved(owners);
 
-	json_u64(j, "damaged_files", integrity_owners_damaged_files(owners));
+	json_u64(j, "damaged-files", integrity_owners_damaged_files(owners));
 	if (why)
-		json_string(j, "damaged_files_unresolved", why);
+		json_string(j, "damaged-files-unresolved", why);
 }

@@ -707,9 +707,14 @@ static void part_usage(FILE *out)
 
 int cmd_part(int argc, const char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		part_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_CLEAN;
+	if (argc < 2) {
+		fputs("integrityctl: part: no subcommand given (list, create, delete or sync)\n"
+		      "Try 'integrityctl part --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		part_usage(stdout);
+		return EXIT_CLEAN;
 	}
 	if (strcmp(argv[1], "list") == 0)
 		return part_list(argc - 1, argv + 1);

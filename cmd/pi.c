@@ -22,6 +22,7 @@
 
 static struct {
 	char *out;
+	char *out_old;		/* -o/--output, the former spelling of -O */
 	char *block;
 	char *tag;
 	int stop_at_first;
@@ -150,15 +151,17 @@ static int output_failed(const char *path, int err)
 	return fail(EXIT_FAIL, path, err, "cannot create");
 }
 
-static const char *const generate_usage = "DATA (-o OUT | --pi-file PI)";
+static const char *const generate_usage = "DATA (-O OUT | --pi-file PI)";
 
 static int pi_generate(int argc, const char **argv)
 {
 	struct poptOption table[] = {
-		{ "output", 'o', POPT_ARG_STRING, &o.out, 0,
+		{ "output-file", 'O', POPT_ARG_STRING, &o.out, 0,
 		  "write DATA with PI interleaved per block (DIF layout)", "OUT" },
+		/* The former spelling, before the global -o (columns), which it
+		 * overrides here: pi generate has no columns. */
+		{ "output", 'o', POPT_ARG_STRING | POPT_ARGFLAG_DOC_HIDDEN, &o.out_old, 0, NULL, "OUT" },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0, "Protection:", NULL },
-		/* After -o/--output above, which wins: here it names the output file. */
 		GLOBAL_OPTIONS,
 		POPT_AUTOHELP
 		POPT_TABLEEND
@@ -173,6 +176,9 @@ static int pi_generate(int argc, const char **argv)
 	int out, r;
 
 	r = parse_options(&pc, "integrityctl pi generate", argc, argv, table, generate_usage);
+	if (r)
+		return r;
+	r = output_file_option("pi generate", "-o/--output", &o.out, o.out_old);
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);
@@ -264,7 +270,7 @@ static int error_list_add(struct error_list *l, const struct integrity_pi_error 
 static void print_errors_table(const struct error_list *l)
 {
 	struct libscols_table *tb = scols_new_table();
-	static const char *const names[] = { "BLOCK", "LBA", "TAG", "EXPECTED", "FOUND" };
+	static const char *const names[] = { "BLOCK", "LBA", "ERROR", "EXPECTED", "FOUND" };
 
 	if (!tb)
 		return;
@@ -307,6 +313,8 @@ static int pi_verify(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl pi verify", argc, argv, table, "FILE [--pi-file PI]");
 	if (r)
 		return r;
+	if (gopt.output)
+		return fail(EXIT_USAGE, "pi verify", 0, "-o/--output: the report has no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: pi verify: usage: FILE [--pi-file PI]\n", stderr);
@@ -345,18 +353,19 @@ static int pi_verify(int argc, const char **argv)
 		json_open(&j, stdout);
 		json_string(&j, "file", job.name);
 		if (pi_opts.pi_file)
-			json_string(&j, "pi_file", pi_opts.pi_file);
+			json_string(&j, "pi-file", pi_opts.pi_file);
 		json_string(&j, "profile", integrity_profile_name(p->profile));
 		json_string(&j, "layout", pi_opts.pi_file ? "dix" : "dif");
 		json_u64(&j, "interval", p->interval);
-		json_u64(&j, "metadata_size", mds);
+		json_u64(&j, "metadata-size", mds);
 		json_u64(&j, "blocks", job.nblocks);
-		json_u64(&j, "bad_blocks", errs.bad_blocks);
+		json_u64(&j, "bad-blocks", errs.bad_blocks);
 		json_array_begin(&j, "errors");
 		for (size_t i = 0; i < errs.n; i++) {
 			json_object_begin(&j, NULL);
 			json_u64(&j, "block", errs.v[i].block);
 			json_u64(&j, "lba", errs.v[i].lba);
+			json_string(&j, "kind", integrity_scrub_error_kind_name(INTEGRITY_SCRUB_ERR_TAG));
 			json_string(&j, "tag", integrity_tag_name(errs.v[i].tag));
 			json_hex(&j, "expected", errs.v[i].expected);
 			json_hex(&j, "found", errs.v[i].found);
@@ -436,7 +445,7 @@ static int pi_inject(int argc, const char **argv)
 
 static void pi_usage(FILE *out)
 {
-	fputs("Usage: integrityctl pi generate [OPTIONS] DATA (-o OUT | --pi-file PI)\n"
+	fputs("Usage: integrityctl pi generate [OPTIONS] DATA (-O OUT | --pi-file PI)\n"
 	      "       integrityctl pi verify [OPTIONS] FILE [--pi-file PI]\n"
 	      "       integrityctl pi inject --block N --tag guard|app|ref|data [OPTIONS] FILE [--pi-file PI]\n\n"
 	      "Add protection information to raw data, verify a protected file, or corrupt a\n"
@@ -455,9 +464,14 @@ static void pi_usage(FILE *out)
 
 int cmd_pi(int argc, const char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		pi_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_CLEAN;
+	if (argc < 2) {
+		fputs("integrityctl: pi: no subcommand given (generate, verify or inject)\n"
+		      "Try 'integrityctl pi --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		pi_usage(stdout);
+		return EXIT_CLEAN;
 	}
 	if (strcmp(argv[1], "generate") == 0)
 		return pi_generate(argc - 1, argv + 1);

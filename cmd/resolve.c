@@ -210,7 +210,7 @@ static void lbas_json(const char *device, uint32_t bs, const char *const *lbas,
 
 	json_open(&j, stdout);
 	json_string(&j, "device", device);
-	json_u64(&j, "block_size", bs);
+	json_u64(&j, "block-size", bs);
 	json_array_begin(&j, "lbas");
 	for (size_t i = 0; i < n; i++) {
 		json_object_begin(&j, NULL);

@@ -28,12 +28,39 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+enum {
+	COL_TARGET, COL_IDENTITY, COL_STATUS, COL_METHOD, COL_PROTECTION, COL_PROGRESS, COL_BAD,
+	COL_IO_ERRORS, COL_ELAPSED, COL_UPDATED,
+};
+
+/* The columns of --status, left-aligned and as wide as their widest cell;
+ * in JSON, progress in percent and elapsed time in seconds. */
+static const struct column_def status_columns[] = {
+	[COL_TARGET] = { "TARGET", 0, 0, SCOLS_JSON_STRING, "the target as given to the scrub" },
+	[COL_IDENTITY] = { "IDENTITY", 0, 0, SCOLS_JSON_STRING, "what the checkpoint is named by" },
+	[COL_STATUS] = { "STATUS", 0, 0, SCOLS_JSON_STRING, "running, interrupted, complete or invalid" },
+	[COL_METHOD] = { "METHOD", 0, 0, SCOLS_JSON_STRING, "how blocks are checked" },
+	[COL_PROTECTION] = { "PROTECTION", 0, 0, SCOLS_JSON_STRING, "the protection format checked" },
+	[COL_PROGRESS] = { "PROGRESS", 0, 0, SCOLS_JSON_NUMBER, "share of the range done" },
+	[COL_BAD] = { "BAD-BLOCKS", 0, 0, SCOLS_JSON_NUMBER, "bad blocks found" },
+	[COL_IO_ERRORS] = { "IO-ERRORS", 0, 0, SCOLS_JSON_NUMBER, "blocks that could not be read" },
+	[COL_ELAPSED] = { "ELAPSED", 0, 0, SCOLS_JSON_NUMBER, "time spent scrubbing" },
+	[COL_UPDATED] = { "UPDATED", 0, 0, SCOLS_JSON_STRING, "when the checkpoint was last written (UTC)" },
+};
+
 static int show_status(const char *state_dir, const char *target)
 {
+	static const size_t defaults[] = { COL_TARGET, COL_IDENTITY, COL_STATUS, COL_METHOD, COL_PROTECTION,
+					   COL_PROGRESS, COL_BAD, COL_IO_ERRORS, COL_ELAPSED, COL_UPDATED };
 	struct integrity_scrub_state *states;
+	struct column_set set;
 	size_t n;
-	int r = integrity_scrub_states(state_dir, &states, &n);
 
+	int r = columns_select(&set, status_columns, ARRAY_SIZE(status_columns), defaults,
+			       ARRAY_SIZE(defaults), gopt.output);
+	if (r)
+		return r;
+	r = integrity_scrub_states(state_dir, &states, &n);
 	if (r < 0) {
 		char fix[4200];
 		struct stat st;
@@ -41,18 +68,10 @@ static int show_status(const char *state_dir, const char *target)
 			return fail(EXIT_FAIL, state_dir, 0, "saved scrubs not read: the directory is %s", fix);
 		return fail(EXIT_FAIL, state_dir, r, "cannot read saved scrubs");
 	}
-	struct libscols_table *tb = scols_new_table();
-	static const char *const heads[] = { "TARGET", "IDENTITY", "STATUS", "METHOD", "PROTECTION",
-					     "PROGRESS", "BAD", "IO-ERRORS", "ELAPSED", "UPDATED" };
-	scols_table_enable_json(tb, gopt.json);
-	scols_table_enable_raw(tb, gopt.raw);
-	scols_table_enable_noheadings(tb, gopt.noheadings);
-	scols_table_set_name(tb, "scrubs");
-	for (size_t k = 0; k < ARRAY_SIZE(heads); k++) {
-		struct libscols_column *cl = scols_table_new_column(tb, heads[k], 0, 0);
-		/* In JSON, numbers: progress in percent, elapsed in seconds. */
-		if (cl && k >= 5 && k <= 8)
-			scols_column_set_json_type(cl, SCOLS_JSON_NUMBER);
+	struct libscols_table *tb = columns_new_table(&set, "scrubs");
+	if (!tb) {
+		free(states);
+		return fail(EXIT_FAIL, NULL, -ENOMEM, "cannot list saved scrubs");
 	}
 	size_t shown = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -60,6 +79,8 @@ static int show_status(const char *state_dir, const char *target)
 		if (target && strcmp(target, st->target) != 0 && strcmp(target, st->identity) != 0)
 			continue;
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			break;
 		uint64_t span = st->progress.end - st->progress.start;
 		char el[32], when[32];
 		time_t upd = (time_t)st->updated;
@@ -67,21 +88,21 @@ static int show_status(const char *state_dir, const char *target)
 		if (!st->updated || !gmtime_r(&upd, &tm) ||
 		    !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
 			snprintf(when, sizeof(when), "-");
-		line_printf(ln, 0, "%s", st->target);
-		line_printf(ln, 1, "%s", st->identity);
-		line_printf(ln, 2, "%s", st->status);
-		line_printf(ln, 3, "%s", st->method);
-		line_printf(ln, 4, "%s", st->protection);
+		columns_set(&set, ln, COL_TARGET, "%s", st->target);
+		columns_set(&set, ln, COL_IDENTITY, "%s", st->identity);
+		columns_set(&set, ln, COL_STATUS, "%s", st->status);
+		columns_set(&set, ln, COL_METHOD, "%s", st->method);
+		columns_set(&set, ln, COL_PROTECTION, "%s", st->protection);
 		if (span && st->progress.done >= st->progress.start)
-			line_printf(ln, 5, gopt.json ? "%.1f" : "%.1f%%",
+			columns_set(&set, ln, COL_PROGRESS, gopt.json ? "%.1f" : "%.1f%%",
 				    100.0 * (double)(st->progress.done - st->progress.start) / (double)span);
-		line_printf(ln, 6, "%" PRIu64, st->progress.bad_blocks);
-		line_printf(ln, 7, "%" PRIu64, st->progress.io_errors);
+		columns_set(&set, ln, COL_BAD, "%" PRIu64, st->progress.bad_blocks);
+		columns_set(&set, ln, COL_IO_ERRORS, "%" PRIu64, st->progress.io_errors);
 		if (gopt.json)
-			line_printf(ln, 8, "%.3f", st->progress.elapsed);
+			columns_set(&set, ln, COL_ELAPSED, "%.3f", st->progress.elapsed);
 		else
-			line_printf(ln, 8, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
-		line_printf(ln, 9, "%s", when);
+			columns_set(&set, ln, COL_ELAPSED, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
+		columns_set(&set, ln, COL_UPDATED, "%s", when);
 		shown++;
 	}
 	free(states);
@@ -149,10 +170,13 @@ int cmd_scrub(int argc, const char **argv)
 		  "where checkpoints are kept (default " DEFAULT_STATE_DIR ")", "DIR" },
 		{ "no-state", '\0', POPT_ARG_NONE, &o.no_state, 0, "keep no checkpoint", NULL },
 		{ "restart", '\0', POPT_ARG_NONE, &o.restart, 0, "start again, ignoring a checkpoint", NULL },
-		{ "status", '\0', POPT_ARG_NONE, &o.status, 0, "show saved scrubs and their last result", NULL },
+		{ "status", '\0', POPT_ARG_NONE, &o.status, 0,
+		  "show saved scrubs and their last result (-o: TARGET, IDENTITY, STATUS, METHOD, PROTECTION, "
+		  "PROGRESS, BAD-BLOCKS, IO-ERRORS, ELAPSED, UPDATED)", NULL },
 		{ "all", '\0', POPT_ARG_NONE, &o.all, 0,
 		  "scrub every disk with an integrity profile, at once", NULL },
-		{ "report", '\0', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
+		{ "output-file", 'O', POPT_ARG_STRING, &o.report, 0, "also write the report to FILE", "FILE" },
+		{ "report", '\0', POPT_ARG_STRING | POPT_ARGFLAG_DOC_HIDDEN, &o.report_old, 0, NULL, "FILE" },
 		{ "metrics-dir", '\0', POPT_ARG_STRING, &o.metrics_dir, 0,
 		  "write Prometheus textfile metrics there", "DIR" },
 		{ "io-engine", '\0', POPT_ARG_STRING, &o.io_engine, 0,
@@ -183,11 +207,21 @@ int cmd_scrub(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl scrub", argc, argv, table, "TARGET... | --all | --status [TARGET]");
 	if (r)
 		return r;
+	r = output_file_option("scrub", "--report", &o.report, o.report_old);
+	if (r) {
+		poptFreeContext(pc);
+		return r;
+	}
 	const char **args = poptGetArgs(pc);
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	if (o.status && o.all) {
 		poptFreeContext(pc);
 		return fail(EXIT_USAGE, NULL, 0, "scrub: --status and --all: choose one");
+	}
+	if (gopt.output && !o.status) {
+		poptFreeContext(pc);
+		return fail(EXIT_USAGE, "scrub", 0,
+			    "-o/--output: the report has no columns to choose (-o is for --status)");
 	}
 	if (o.status) {
 		ret = show_status(state_dir, args ? args[0] : NULL);

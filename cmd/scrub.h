@@ -82,7 +82,8 @@ struct scrub_options {
 	char *progress;
 	char *state_dir;
 	char *duration;
-	char *report;
+	char *report;		/* -O/--output-file */
+	char *report_old;	/* --report, its former spelling */
 	char *metrics_dir;
 	char *layout;
 	char *io_engine;

@@ -157,7 +157,7 @@ static void report_batch_json(FILE *out, struct batch *b)
 			report_json_unscrubbed(&j, run);
 			counts[run->code < 0 ? 3 : 2]++;
 		}
-		json_u64(&j, "exit_status", run->code < 0 ? EXIT_INTERRUPTED : (uint64_t)run->code);
+		json_u64(&j, "exit-status", run->code < 0 ? EXIT_INTERRUPTED : (uint64_t)run->code);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -167,13 +167,13 @@ static void report_batch_json(FILE *out, struct batch *b)
 	json_u64(&j, "complete", counts[0]);
 	json_u64(&j, "interrupted", counts[1]);
 	json_u64(&j, "failed", counts[2]);
-	json_u64(&j, "not_started", counts[3]);
-	json_u64(&j, "blocks_checked", blocks);
-	json_u64(&j, "bytes_checked", bytes);
-	json_u64(&j, "bad_blocks", bad);
-	json_u64(&j, "io_errors", io);
-	json_double(&j, "elapsed_seconds", wall);
-	json_double(&j, "bytes_per_second", wall > 0 ? (double)run_bytes / wall : 0);
+	json_u64(&j, "not-started", counts[3]);
+	json_u64(&j, "blocks-checked", blocks);
+	json_u64(&j, "bytes-checked", bytes);
+	json_u64(&j, "bad-blocks", bad);
+	json_u64(&j, "io-errors", io);
+	json_double(&j, "elapsed", wall);
+	json_double(&j, "bytes-per-second", wall > 0 ? (double)run_bytes / wall : 0);
 	json_object_end(&j);
 	json_close(&j);
 }

@@ -169,20 +169,20 @@ void report_json_fields(struct json *j, struct run *run, int r)
 	json_string(j, "target", run->target);
 	json_string(j, "identity", integrity_scrub_identity(s));
 	json_string(j, "method", integrity_scrub_method_name(integrity_scrub_get_method(s)));
-	json_u64(j, "verify_threads", integrity_scrub_verify_threads(s));
+	json_u64(j, "verify-threads", integrity_scrub_verify_threads(s));
 	json_string(j, "protection", integrity_scrub_protection(s));
-	json_u64(j, "block_size", integrity_scrub_block_size(s));
-	json_u64(j, "lba_base", integrity_scrub_lba_base(s));
-	json_u64(j, "range_start", p->start);
-	json_u64(j, "range_end", p->end);
-	json_u64(j, "resumed_from", p->resumed_from);
+	json_u64(j, "block-size", integrity_scrub_block_size(s));
+	json_u64(j, "lba-base", integrity_scrub_lba_base(s));
+	json_u64(j, "range-start", p->start);
+	json_u64(j, "range-end", p->end);
+	json_u64(j, "resumed-from", p->resumed_from);
 	json_u64(j, "done", p->done);
 	json_string(j, "status", status_word(r));
-	json_u64(j, "blocks_checked", p->blocks_checked);
-	json_u64(j, "bytes_checked", p->bytes_checked);
-	json_u64(j, "bad_blocks", p->bad_blocks);
-	json_u64(j, "io_errors", p->io_errors);
-	json_double(j, "elapsed_seconds", p->elapsed);
+	json_u64(j, "blocks-checked", p->blocks_checked);
+	json_u64(j, "bytes-checked", p->bytes_checked);
+	json_u64(j, "bad-blocks", p->bad_blocks);
+	json_u64(j, "io-errors", p->io_errors);
+	json_double(j, "elapsed", p->elapsed);
 	json_string(j, "note", integrity_scrub_note(s));
 	json_array_begin(j, "errors");
 	for (size_t i = 0; i < n; i++) {
@@ -201,7 +201,7 @@ void report_json_fields(struct json *j, struct run *run, int r)
 				json_string(j, "tag", integrity_tag_name(e->tag));
 			json_string(j, "error", error_text(e, text, sizeof(text)));
 			if (e->device_status)
-				json_hex(j, "device_status", e->device_status);
+				json_hex(j, "device-status", e->device_status);
 		}
 		if (integrity_scrub_report_disk(run->report, run->at)) {
 			size_t na;
@@ -597,20 +597,21 @@ void report_arrays_json(struct json *j, const struct run *run)
 		json_string(j, "device", integrity_scrub_report_array_name(run->report, run->at, i));
 		json_string(j, "level", info->level);
 		if (info->mismatch_cnt >= 0)
-			json_u64(j, "mismatch_cnt", (uint64_t)info->mismatch_cnt);
+			json_u64(j, "mismatch-cnt", (uint64_t)info->mismatch_cnt);
 		if (info->degraded >= 0)
 			json_u64(j, "degraded", (uint64_t)info->degraded);
 		json_array_begin(j, "members");
 		for (size_t k = 0; k < integrity_scrub_report_array_member_count(run->report, run->at, i); k++) {
 			const struct integrity_md_member *m = integrity_scrub_report_array_member(run->report, run->at, i, k);
-			char bb[512];
 			json_object_begin(j, NULL);
-			json_string(j, "device", m->name);
-			json_u64(j, "slot", m->slot < 0 ? UINT64_MAX : (uint64_t)m->slot);
+			json_string(j, "name", m->name);
+			if (m->slot >= 0)
+				json_u64(j, "slot", (uint64_t)m->slot);
+			else
+				json_string(j, "slot", NULL);
 			json_string(j, "state", m->state);
-			json_u64(j, "errors", m->errors);
-			md_bad_blocks_words(m->bad_blocks, bb, sizeof(bb));
-			json_string(j, "bad_blocks", strcmp(bb, "-") ? bb : "");
+			json_u64(j, "read-errors", m->errors);
+			json_md_bad_blocks(j, m->bad_blocks);
 			json_object_end(j);
 		}
 		json_array_end(j);

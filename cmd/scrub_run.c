@@ -180,6 +180,12 @@ int setup_error(const char *target, int r, const struct integrity_scrub *s)
 	case -ENODEV:
 		return fail(EXIT_FAIL, target, 0, "no such block device");
 	default:
+		/* A state directory the user may not write: the image is not the cause. */
+		if (why && (r == -EACCES || r == -EPERM) && !o.no_state &&
+		    strstr(why, o.state_dir ? o.state_dir : DEFAULT_STATE_DIR))
+			return fail(EXIT_FAIL, target, 0,
+				    "cannot start the scrub: %s (the state directory: give --state-dir DIR, or --no-state)",
+				    why);
 		if (why)
 			return fail(EXIT_FAIL, target, 0, "cannot start the scrub: %s", why);
 		return fail(EXIT_FAIL, target, r, "cannot start the scrub");

@@ -53,7 +53,7 @@ static int md_repair(const struct integrity_device *md, struct integrity_scrub_r
 			json_u64(&j, "lba", it->lba);
 			json_u64(&j, "count", it->count);
 			json_string(&j, "member", it->member);
-			json_u64(&j, "member_lba", it->member_lba);
+			json_u64(&j, "member-lba", it->member_lba);
 			json_string(&j, "result", result);
 			json_object_end(&j);
 		} else if (!gopt.quiet) {

@@ -8,17 +8,32 @@
 
 #include "cmd.h"
 
-/* One writer for both outputs: JSON keys are the human labels; a decoded
- * meaning goes to "<key>_text" in JSON and beside the value for people. */
+/* One writer for both outputs: the human labels are the names of sysfs
+ * files and of the standards' fields; JSON keys are these names in the JSON
+ * style (lower case, '-' between words: prot_en is "prot-en").  A decoded
+ * meaning goes to "<key>-text" in JSON and beside the value for people. */
 struct out {
 	bool json;
 	struct json j;
 };
 
+static const char *json_key_of(const char *label, char *buf, size_t len)
+{
+	if (!label)
+		return NULL;
+	snprintf(buf, len, "%s", label);
+	for (char *p = buf; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	return buf;
+}
+
 static void section_begin(struct out *o, const char *name)
 {
+	char k[64];
+
 	if (o->json)
-		json_object_begin(&o->j, name);
+		json_object_begin(&o->j, json_key_of(name, k, sizeof(k)));
 	else
 		printf("%s:\n", name);
 }
@@ -31,21 +46,28 @@ static void section_end(struct out *o)
 
 static void field_str(struct out *o, const char *key, const char *value)
 {
+	char k[64];
+
 	if (o->json)
-		json_string(&o->j, key, value);
+		json_string(&o->j, json_key_of(key, k, sizeof(k)), value);
 	else
 		printf("  %-28s %s\n", key, value ? value : "-");
 }
 
-/* A number, and its meaning when there is one. */
-static void field_num(struct out *o, const char *key, uint64_t value, bool hex, const char *meaning)
+/* A number (a boolean in JSON for a flag), and its meaning when there is one. */
+static void field_value(struct out *o, const char *key, uint64_t value, bool hex, bool flag,
+			const char *meaning)
 {
 	if (o->json) {
-		json_u64(&o->j, key, value);
+		char k[64], t[80];
+		json_key_of(key, k, sizeof(k));
+		if (flag)
+			json_bool(&o->j, k, value != 0);
+		else
+			json_u64(&o->j, k, value);
 		if (meaning) {
-			char k[64];
-			snprintf(k, sizeof(k), "%s_text", key);
-			json_string(&o->j, k, meaning);
+			snprintf(t, sizeof(t), "%s-text", k);
+			json_string(&o->j, t, meaning);
 		}
 		return;
 	}
@@ -59,12 +81,17 @@ static void field_num(struct out *o, const char *key, uint64_t value, bool hex, 
 
 static void field_u64(struct out *o, const char *key, uint64_t value, const char *meaning)
 {
-	field_num(o, key, value, false, meaning);
+	field_value(o, key, value, false, false, meaning);
+}
+
+static void field_flag(struct out *o, const char *key, int value, const char *meaning)
+{
+	field_value(o, key, (uint64_t)value, false, true, meaning);
 }
 
 static void field_hex(struct out *o, const char *key, uint64_t value, const char *meaning)
 {
-	field_num(o, key, value, true, meaning);
+	field_value(o, key, value, true, false, meaning);
 }
 
 static bool profile_of(const struct integrity_kernel_state *st)
@@ -95,15 +122,15 @@ static int show_kernel(struct out *o, const struct integrity_device *dev, const 
 	field_u64(o, "protection_interval_bytes", st.interval, NULL);
 	field_u64(o, "tag_size", st.tag_size, NULL);
 	if (st.read_verify >= 0)
-		field_u64(o, "read_verify", (uint64_t)st.read_verify,
+		field_flag(o, "read_verify", st.read_verify,
 			  !profile ? "no profile: the kernel has no PI to verify here" : bio_based ? ignored :
 			  st.read_verify ? "the kernel verifies PI on reads" : "the kernel does not verify reads");
 	if (st.write_generate >= 0)
-		field_u64(o, "write_generate", (uint64_t)st.write_generate,
+		field_flag(o, "write_generate", st.write_generate,
 			  !profile ? "no profile: the kernel generates no PI here" : bio_based ? ignored :
 			  st.write_generate ? "the kernel generates PI on writes" : "writes carry no PI from the kernel");
 	if (st.device_capable >= 0)
-		field_u64(o, "device_is_integrity_capable", (uint64_t)st.device_capable,
+		field_flag(o, "device_is_integrity_capable", st.device_capable,
 			  !profile ? NULL :
 			  st.device_capable ? "the device checks PI itself" : "only the host adapter handles PI");
 	int rc = integrity_device_read_check(dev);
@@ -116,8 +143,8 @@ static int show_kernel(struct out *o, const struct integrity_device *dev, const 
 			[INTEGRITY_READ_CHECK_PARTIAL] = "only some of the devices below check their reads",
 		};
 		if (o->json) {
-			json_string(&o->j, "read_check", integrity_read_check_name((enum integrity_read_check)rc));
-			json_string(&o->j, "read_check_text", text[rc]);
+			json_string(&o->j, "read-check", integrity_read_check_name((enum integrity_read_check)rc));
+			json_string(&o->j, "read-check-text", text[rc]);
 		} else {
 			printf("  %-28s %-10s %s\n", "read_check", integrity_read_check_name((enum integrity_read_check)rc),
 			       text[rc]);
@@ -150,8 +177,8 @@ static void show_protection(struct out *o, const struct integrity_device *dev)
 
 	if (o->json) {
 		json_object_begin(&o->j, "protection");
-		json_bool(&o->j, "end_to_end", end_to_end);
-		json_string(&o->j, "stops_at", stop ? stop->name : NULL);
+		json_bool(&o->j, "end-to-end", end_to_end);
+		json_string(&o->j, "stops-at", stop ? stop->name : NULL);
 		json_string(&o->j, "text", text);
 		json_array_begin(&o->j, "chain");
 		for (size_t i = 0; i < integrity_stack_pi_count(pi); i++) {
@@ -213,22 +240,8 @@ static void show_md(struct out *o, const struct integrity_stack *stk)
 				json_string(&o->j, "slot", NULL);
 			json_u64(&o->j, "offset", m->offset);
 			json_string(&o->j, "state", m->state);
-			json_u64(&o->j, "errors", m->errors);
-			json_array_begin(&o->j, "bad_blocks");
-			for (const char *p = m->bad_blocks; p && *p;) {
-				unsigned long long sector, len;
-				int used = 0;
-				if (sscanf(p, "%llu %llu%n", &sector, &len, &used) != 2)
-					break;
-				json_object_begin(&o->j, NULL);
-				json_u64(&o->j, "sector", sector);
-				json_u64(&o->j, "length", len);
-				json_object_end(&o->j);
-				p += used;
-				while (*p == '\n' || *p == ' ')
-					p++;
-			}
-			json_array_end(&o->j);
+			json_u64(&o->j, "read-errors", m->errors);
+			json_md_bad_blocks(&o->j, m->bad_blocks);
 			json_object_end(&o->j);
 		} else {
 			char slot[16], bb[256];
@@ -340,7 +353,7 @@ static void show_stack(struct out *o, struct integrity_context *ctx, const struc
 	}
 	show_protection(o, dev);
 	if (o->json)
-		json_array_begin(&o->j, "mixed_members");
+		json_array_begin(&o->j, "mixed-members");
 	show_mixed(o, ctx, dev, stk);
 	if (o->json)
 		json_array_end(&o->j);
@@ -363,13 +376,13 @@ static void show_scsi(struct out *o, const struct integrity_device *dev)
 		field_str(o, "vendor", si.vendor);
 		field_str(o, "product", si.product);
 		field_str(o, "revision", si.revision);
-		field_u64(o, "inquiry_protect", si.protect,
+		field_flag(o, "inquiry_protect", si.protect,
 			  si.protect ? "the logical unit supports protection information" : "no protection information");
 	}
 	if (si.have_readcap) {
 		field_u64(o, "last_lba", si.last_lba, NULL);
 		field_u64(o, "block_length", si.block_length, NULL);
-		field_u64(o, "prot_en", si.prot_en, si.prot_en ? "formatted with protection" : "no protection");
+		field_flag(o, "prot_en", si.prot_en, si.prot_en ? "formatted with protection" : "no protection");
 		snprintf(buf, sizeof(buf), "Type %u", si.p_type + 1);
 		field_u64(o, "p_type", si.p_type, si.prot_en ? buf : NULL);
 		snprintf(buf, sizeof(buf), "%u protection intervals per logical block", 1u << si.p_i_exponent);
@@ -377,15 +390,15 @@ static void show_scsi(struct out *o, const struct integrity_device *dev)
 	}
 	if (si.have_vpd86) {
 		field_u64(o, "spt", si.spt, integrity_scsi_spt_name(si.spt));
-		field_u64(o, "grd_chk", si.grd_chk, si.grd_chk ? "the device checks the guard" : NULL);
-		field_u64(o, "app_chk", si.app_chk, si.app_chk ? "the device checks the application tag" : NULL);
-		field_u64(o, "ref_chk", si.ref_chk, si.ref_chk ? "the device checks the reference tag" : NULL);
+		field_flag(o, "grd_chk", si.grd_chk, si.grd_chk ? "the device checks the guard" : NULL);
+		field_flag(o, "app_chk", si.app_chk, si.app_chk ? "the device checks the application tag" : NULL);
+		field_flag(o, "ref_chk", si.ref_chk, si.ref_chk ? "the device checks the reference tag" : NULL);
 	}
 	if (si.have_control) {
-		field_u64(o, "ato", si.ato, si.ato ? "the application tag belongs to the device" : "the application tag is the host's");
-		field_u64(o, "atmpe", si.atmpe, NULL);
-		field_u64(o, "rwwp", si.rwwp, NULL);
-		field_u64(o, "dpicz", si.dpicz, NULL);
+		field_flag(o, "ato", si.ato, si.ato ? "the application tag belongs to the device" : "the application tag is the host's");
+		field_flag(o, "atmpe", si.atmpe, NULL);
+		field_flag(o, "rwwp", si.rwwp, NULL);
+		field_flag(o, "dpicz", si.dpicz, NULL);
 	}
 	if (si.have_host) {
 		field_u64(o, "host", (uint64_t)si.host_no, NULL);
@@ -452,15 +465,15 @@ static void show_nvme(struct out *o, const struct integrity_device *dev)
 		field_u64(o, "max_transfer_bytes", ni.max_transfer, NULL);
 
 	if (o->json) {
-		json_array_begin(&o->j, "lba_formats");
+		json_array_begin(&o->j, "lba-formats");
 		for (unsigned i = 0; i < ni.nlbaf && i < 64; i++) {
 			json_object_begin(&o->j, NULL);
 			json_u64(&o->j, "index", i);
-			json_u64(&o->j, "data_size", ni.lbaf[i].data_size);
-			json_u64(&o->j, "metadata_size", ni.lbaf[i].metadata_size);
-			json_u64(&o->j, "guard_bits", ni.lbaf[i].guard_bits);
-			json_u64(&o->j, "relative_performance", ni.lbaf[i].relative_performance);
-			json_bool(&o->j, "in_use", i == ni.format_index);
+			json_u64(&o->j, "data-size", ni.lbaf[i].data_size);
+			json_u64(&o->j, "metadata-size", ni.lbaf[i].metadata_size);
+			json_u64(&o->j, "guard-bits", ni.lbaf[i].guard_bits);
+			json_u64(&o->j, "relative-performance", ni.lbaf[i].relative_performance);
+			json_bool(&o->j, "in-use", i == ni.format_index);
 			json_object_end(&o->j);
 		}
 		json_array_end(&o->j);
@@ -549,14 +562,14 @@ int cmd_show(int argc, const char **argv)
 		json_bool(&o.j, "ext", integrity_device_is_extended(dev));
 		json_string(&o.j, "tran", integrity_device_transport(dev));
 		json_u64(&o.j, "size", integrity_device_size(dev));
-		json_u64(&o.j, "logical_block_size", integrity_device_logical_block_size(dev));
+		json_u64(&o.j, "log-sec", integrity_device_logical_block_size(dev));
 		if (integrity_device_partno(dev)) {
 			json_string(&o.j, "disk", integrity_device_disk_name(dev));
 			json_u64(&o.j, "partition", integrity_device_partno(dev));
 		}
 		int t = integrity_device_pi_type(dev);
 		if (t >= 0)
-			json_u64(&o.j, "pi_type", (uint64_t)t);
+			json_u64(&o.j, "pi-type", (uint64_t)t);
 		json_string(&o.j, "stable", stable);
 	} else {
 		printf("%s: %s%s, %s, %u-byte blocks%s%s\n", integrity_device_name(dev), devt,

@@ -144,9 +144,9 @@ int main(int argc, char **argv)
 		string("method", integrity_scrub_method_name(integrity_scrub_get_method(s)));
 		putchar(',');
 		string("protection", integrity_scrub_protection(s));
-		printf(",\"block_size\":%" PRIu32 ",", integrity_scrub_block_size(s));
+		printf(",\"block-size\":%" PRIu32 ",", integrity_scrub_block_size(s));
 		string("status", status(res));
-		printf(",\"blocks_checked\":%" PRIu64 ",\"bad_blocks\":%" PRIu64 ",\"io_errors\":%" PRIu64
+		printf(",\"blocks-checked\":%" PRIu64 ",\"bad-blocks\":%" PRIu64 ",\"io-errors\":%" PRIu64
 		       ",\"errors\":[", p->blocks_checked, p->bad_blocks, p->io_errors);
 		for (size_t k = 0; k < n; k++) {
 			if (k)
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 		}
 		putchar(']');
 		if (integrity_scrub_report_owners(rep, t, NULL))
-			printf(",\"damaged_files\":%zu", integrity_owners_damaged_files(integrity_scrub_report_owners(rep, t, NULL)));
+			printf(",\"damaged-files\":%zu", integrity_owners_damaged_files(integrity_scrub_report_owners(rep, t, NULL)));
 		putchar('}');
 		if (res < 0 && res != -EINTR && res != -ETIME)
 			code = 3;

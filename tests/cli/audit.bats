@@ -106,7 +106,7 @@ sums() {
 	assert_output --partial "integrityctl set nvme0n1 read-verify=on"
 }
 
-@test "audit -J: one document, keys with underscores, numbers as numbers" {
+@test "audit -J: one document, keys in the one JSON style, numbers as numbers" {
 	fixture
 	run audit -J
 	assert_failure 1
@@ -117,16 +117,16 @@ f = [x for x in d["findings"] if x.get("name") == "/dev/sda3" and x["file"] == "
 assert f["kind"] == "unstable_name", f
 assert f["line"] == 3 and f["major"] == 8 and f["minor"] == 3, f
 assert f["recommended"] == "/dev/disk/by-id/wwn-0x5333333000001f40-part3", f
-assert "/dev/disk/by-id/scsi-35333333000001f40-part3" in f["stable_names"], f
+assert "/dev/disk/by-id/scsi-35333333000001f40-part3" in f["stable-names"], f
 assert f["fixable"] is True
 m = [x for x in d["findings"] if x.get("name") == "/dev/sdz1"][0]
 assert m["kind"] == "missing_name" and m["recommended"] is None if "recommended" in m else True
 assert any(x["kind"] == "no_timer" and x["device"] == "sda" for x in d["findings"])
 assert any(x["kind"] == "scrub_never" and x["device"] == "nvme0n1" for x in d["findings"])
-assert d["findings_count"] == len(d["findings"])
+assert d["findings-count"] == len(d["findings"])
 for x in d["findings"]:
     for k in x:
-        assert k == k.lower() and "-" not in k, k
+        assert k == k.lower() and "_" not in k, k
 assert [p["path"] for p in d["files"]][:2] == ["/etc/fstab", "/etc/crypttab"], d["files"]
 ' "$output"
 }
@@ -351,7 +351,7 @@ loop_disk() {
 	refute_output --partial 'nvme-QEMU_NVMe_Ctrl_SER1-part1
 '
 	run audit -J
-	[ "$(jq -c '[.findings[] | select(.line == 3) | .stable_names[]]' <<<"$output")" = \
+	[ "$(jq -c '[.findings[] | select(.line == 3) | ."stable-names"[]]' <<<"$output")" = \
 		'["/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_2-part1"]' ] || { echo "$output"; false; }
 	run audit --fix
 	grep -qx '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_SER1_1-part1 /b ext4 defaults 0 2' root/etc/fstab

@@ -93,6 +93,21 @@ setup() {
 	done
 }
 
+@test "bash: the output file is -O/--output-file, and a file is completed after it" {
+	run bash_complete pi generate --output-f
+	assert_output --output-file
+	run bash_complete scrub --output-f
+	assert_output --output-file
+	run bash_complete scrub --rep
+	assert_output --repair
+	mkdir -p "$BATS_TEST_TMPDIR/c" && touch "$BATS_TEST_TMPDIR/c/out.dif"
+	cd "$BATS_TEST_TMPDIR/c"
+	run bash_complete pi generate data -O ou
+	assert_output out.dif
+	run bash_complete scrub -O ou
+	assert_output out.dif
+}
+
 @test "bash: column lists after -o" {
 	run bash_complete status -o NAME,PRO
 	assert_output NAME,PROFILE

@@ -34,8 +34,8 @@ same_as_command() {
 
 @test "scrub-all: images, clean and with bad tags, the same report as scrub -J" {
 	random_file data 262144 41
-	ictl -q pi generate data -o clean.img
-	ictl -q pi generate data -o bad.img
+	ictl -q pi generate data -O clean.img
+	ictl -q pi generate data -O bad.img
 	ictl -q pi inject --block 7 --tag guard bad.img
 	ictl -q pi inject --block 9 --tag ref bad.img
 	same_as_command --format T10-DIF-TYPE1-CRC clean.img bad.img
@@ -83,5 +83,5 @@ same_as_command() {
 	same_as_command "$loopdev"
 	[ "$example_status" -eq 1 ]
 	[ "$(jq -r '.devices[0].errors[0].files[0].path' <<<"$example_json")" = "$PWD/m/victim" ]
-	[ "$(jq '.devices[0].damaged_files' <<<"$example_json")" -eq 1 ]
+	[ "$(jq '.devices[0]."damaged-files"' <<<"$example_json")" -eq 1 ]
 }

@@ -26,3 +26,14 @@ use_fault_layer() {
 	fault_lib=$builddir/tests/fault/.libs/libfault.so
 	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
 }
+
+# A loop device over a new image of SIZE with a GPT of two 8 MiB partitions,
+# registered (partx): sets loopdev; skips where there are no loop devices.
+# The caller's teardown removes it: partx -d "$loopdev"; losetup -d "$loopdev".
+gpt_loop() {
+	require_root
+	truncate -s "$1" disk.img
+	printf 'label: gpt\nsize=8M, name="one"\nsize=8M, name="two"\n' | sfdisk -q disk.img
+	loopdev=$(losetup --show -f disk.img) || skip "no loop devices"
+	partx -a "$loopdev"
+}

@@ -33,8 +33,8 @@ setup() {
 	chgrp "$EVIL" shared
 	chmod 2775 shared
 	random_file data 65536 41
-	ictl -q pi generate data -o clean.img
-	ictl -q pi generate data -o bad.img
+	ictl -q pi generate data -O clean.img
+	ictl -q pi generate data -O bad.img
 	ictl -q pi inject --block 17 --tag guard bad.img
 	scrub=(scrub --no-state --format T10-DIF-TYPE1-CRC)
 	# A block device and a root-owned file that nothing may write.
@@ -104,7 +104,7 @@ assert_untouched() {
 
 @test "metrics: a forged previous file is never read, and is replaced by root's" {
 	random_file big 8388608 44
-	ictl -q pi generate big -o big.img
+	ictl -q pi generate big -O big.img
 	prom=$(metrics_name big.img)
 	as_user sh -c "printf 'integrityctl_scrub_last_success_timestamp_seconds{device=\"x\"} 4000000000\n' >shared/$prom"
 	# A run that stops early keeps the previous success time: here none.
@@ -142,33 +142,33 @@ assert_untouched() {
 
 # ---------------------------------------------------------------- reports
 
-@test "--report: a link planted in a shared directory is refused; -, /dev/stdout and pipes still work" {
+@test "-O: a link planted in a shared directory is refused; -, /dev/stdout and pipes still work" {
 	as_user ln -s "$loopdev" shared/report.json
-	run --separate-stderr ictl "${scrub[@]}" -q -J --report shared/report.json clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -J -O shared/report.json clean.img
 	assert_failure 3
 	[[ "$stderr" == *"shared/report.json: cannot write the report: a symbolic link that is not followed"* ]]
 	as_user ln -sfn "$base/secret" shared/report.json
-	run --separate-stderr ictl "${scrub[@]}" -q -J --report shared/report.json clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -J -O shared/report.json clean.img
 	assert_failure 3
 	assert_untouched
 	# A block device named directly is never written over, nor replaced.
-	run --separate-stderr ictl "${scrub[@]}" -q -J --report "$loopdev" clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -J -O "$loopdev" clean.img
 	assert_failure 3
 	[[ "$stderr" == *"a block device, never written over"* ]]
 	[ -b "$loopdev" ]
 	assert_untouched
 	# What the user names as a stream is written in place.
-	run --separate-stderr ictl "${scrub[@]}" -q --report - clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -O - clean.img
 	assert_success
 	assert_output --partial "clean.img: complete"
-	run --separate-stderr ictl "${scrub[@]}" -q --report /dev/stdout clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -O /dev/stdout clean.img
 	assert_success
 	assert_output --partial "clean.img: complete"
-	run sh -c '"$@" | grep -c ": complete"' sh "$INTEGRITYCTL" "${scrub[@]}" -q --report /dev/stdout clean.img
+	run sh -c '"$@" | grep -c ": complete"' sh "$INTEGRITYCTL" "${scrub[@]}" -q -O /dev/stdout clean.img
 	assert_output 1
 	# A report of root's own, through root's own link, is replaced beside its target.
 	ln -s real.json mine.json
-	run ictl "${scrub[@]}" -q -J --report mine.json clean.img
+	run ictl "${scrub[@]}" -q -J -O mine.json clean.img
 	assert_success
 	[ -L mine.json ] && [ -f real.json ]
 	[ "$(jq -r .status real.json)" = complete ]
@@ -178,7 +178,7 @@ assert_untouched() {
 	mkdir private
 	chmod 0700 private
 	as_user ln -s "$base/private" shared/sub
-	run --separate-stderr ictl "${scrub[@]}" -q -J --report shared/sub/report.json clean.img
+	run --separate-stderr ictl "${scrub[@]}" -q -J -O shared/sub/report.json clean.img
 	assert_failure 3
 	[[ "$stderr" == *"a symbolic link that is not followed"* ]]
 	[ -z "$(ls -A private)" ]
@@ -223,7 +223,7 @@ checkpoint_past_17() {
 		$how "$cp"
 		run --separate-stderr ictl scrub -J --state-dir state --format T10-DIF-TYPE1-CRC --pi-file big.pi big
 		assert_failure 1
-		[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+		[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
 		[ "$(jq '[.errors[] | select(.lba == 17)] | length' <<<"$output")" -eq 1 ]
 		[[ "$(jq -r .note <<<"$output")" == *"cannot use the checkpoint $cp (owned by user"* ||
 		   "$(jq -r .note <<<"$output")" == *"cannot use the checkpoint $cp (writable by everyone"* ]] ||
@@ -245,7 +245,7 @@ checkpoint_past_17() {
 	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" scrub -J --state-dir state --format T10-DIF-TYPE1-CRC \
 		--pi-file big.pi big
 	[ "$status" -eq 1 ] || fail "exit $status ($stderr)"
-	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
 	[ -f "$cp" ] && [ ! -L "$cp" ]
 	run ictl scrub --status --state-dir state
 	assert_success
@@ -271,21 +271,21 @@ checkpoint_past_17() {
 
 # ---------------------------------------------------------------- pi generate
 
-@test "pi generate -o through another user's link never writes the link's target" {
+@test "pi generate -O through another user's link never writes the link's target" {
 	as_user ln -s "$base/secret" shared/out.dif
-	run --separate-stderr ictl pi generate data -o shared/out.dif
+	run --separate-stderr ictl pi generate data -O shared/out.dif
 	assert_failure 3
 	[[ "$stderr" == *"shared/out.dif: cannot create: a symbolic link that is not followed"* ]]
 	as_user ln -s "$loopdev" shared/out.pi
 	run --separate-stderr ictl pi generate data --pi-file shared/out.pi
 	assert_failure 3
-	run --separate-stderr ictl pi generate data -o "$loopdev"
+	run --separate-stderr ictl pi generate data -O "$loopdev"
 	assert_failure 2
 	[[ "$stderr" == *"a block device, never written over"* ]]
 	assert_untouched
 	# An ordinary output is replaced whole, with the caller's umask.
 	printf 'old' >out.dif
-	(umask 077 && ictl -q pi generate data -o out.dif)
+	(umask 077 && ictl -q pi generate data -O out.dif)
 	[ "$(stat -c %a out.dif)" = 600 ]
 	ictl pi verify out.dif
 }

@@ -82,7 +82,7 @@ new_loop() {
 
 @test "numbers with a sign, blanks or a base prefix are refused, naming option and value" {
 	random_file data 8192 1
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	run ictl pi verify --seed ' -1' dif
 	assert_failure 2
 	assert_output --partial "--seed ' -1'"
@@ -107,7 +107,7 @@ new_loop() {
 
 @test "--app-tag is read whole, however long" {
 	random_file data 4096 1
-	ictl -q pi generate data -o dif --app-tag 0x42
+	ictl -q pi generate data -O dif --app-tag 0x42
 	# The mask past 32 characters is still 0xffff: a wrong tag is found.
 	run ictl pi verify dif --app-tag "0x41/0x$(printf '0%.0s' {1..40})ffff"
 	assert_failure 1
@@ -123,7 +123,7 @@ new_loop() {
 
 @test "scrub: --rate, --duration and --range refuse what they cannot mean" {
 	random_file data 65536 1
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	scrub() { ictl scrub --no-state --format T10-DIF-TYPE1-CRC "$@" dif; }
 	for rate in ' -1' '-1' '0' '1X' '0x10' ' 5M' '1.5' '1.' '.5M' '0.1K' '1.5.5M'; do
 		run scrub --rate "$rate"
@@ -149,7 +149,7 @@ new_loop() {
 	assert_success
 	run scrub -J --range 0:010
 	assert_success
-	[ "$(jq .blocks_checked <<<"$output")" -eq 10 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 10 ]
 }
 
 # ---------------------------------------------------------------- files without a size
@@ -163,20 +163,20 @@ new_loop() {
 	run timeout 60 "$INTEGRITYCTL" pi verify fifo
 	assert_failure 2
 	assert_output --partial "fifo: not a regular file or block device"
-	run timeout 60 "$INTEGRITYCTL" pi generate /dev/zero -o out
+	run timeout 60 "$INTEGRITYCTL" pi generate /dev/zero -O out
 	assert_failure 2
 	random_file data 4096 1
 	run timeout 60 "$INTEGRITYCTL" pi generate data --pi-file fifo
 	assert_failure 2
 	assert_output --partial "fifo: not a regular file: the output is a file"
-	run timeout 60 "$INTEGRITYCTL" pi generate data -o /dev/null
+	run timeout 60 "$INTEGRITYCTL" pi generate data -O /dev/null
 	assert_failure 2
 }
 
 @test "pi verify: a block device is sized with BLKGETSIZE64" {
 	require_root
 	random_file data 65536 1
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	dev=$(new_loop dif)
 	run ictl pi verify "$dev"
 	assert_success
@@ -186,7 +186,7 @@ new_loop() {
 	blockdev --flushbufs "$dev"
 	run ictl pi verify -J "$dev"
 	assert_failure 1
-	[ "$(jq -c '[.blocks, .bad_blocks, .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
+	[ "$(jq -c '[.blocks, ."bad-blocks", .errors[0].block]' <<<"$output")" = "[128,1,77]" ]
 }
 
 # ---------------------------------------------------------------- JSON text
@@ -194,14 +194,14 @@ new_loop() {
 @test "JSON: UTF-8 passes through, invalid bytes become U+FFFD, controls are escaped" {
 	random_file data 4096 1
 	name=$'caf\xc3\xa9 \xff\xfe line\nnext\ttab\x01'
-	ictl -q pi generate data -o "$name"
+	ictl -q pi generate data -O "$name"
 	run ictl pi verify -J "$name"
 	assert_success
 	[ "$(jq -r .file <<<"$output")" = $'caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd line\nnext\ttab\x01' ]
 	assert_output --partial $'"file": "caf\xc3\xa9 \\ufffd\\ufffd line\\nnext\\ttab\\u0001"'
 	# Surrogates and overlong forms are not UTF-8 either.
 	name=$'a\xed\xa0\x80b\xc0\xafc'
-	ictl -q pi generate data -o "$name"
+	ictl -q pi generate data -O "$name"
 	run ictl pi verify -J "$name"
 	assert_success
 	[ "$(jq -r .file <<<"$output")" = $'a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdb\xef\xbf\xbd\xef\xbf\xbdc' ]

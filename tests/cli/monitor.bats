@@ -63,11 +63,11 @@ records() {
 	assert_failure 1
 	[ "${#lines[@]}" -eq 1 ]
 	j=${lines[0]}
-	[ "$(jq -c '[.seq, .kind, .sources, .records, .kname, .lba, .count, .block_size]' <<<"$j")" = \
+	[ "$(jq -c '[.seq, .kind, .sources, .records, .kname, .lba, .count, ."block-size"]' <<<"$j")" = \
 		"[11,\"guard\",[\"nvme\",\"block\"],2,\"$k\",$lba,1,512]" ]
 	[ "$(jq -c '[.files[] | [.path, .offset]]' <<<"$j")" = "[[\"$PWD/m/victim\",8192]]" ]
-	[ "$(jq -c '[.rescrub.target, .rescrub.status, .rescrub.bad_blocks]' <<<"$j")" = "[\"$loopdev\",\"complete\",0]" ]
-	[ "$(jq -r .status <<<"$j")" = '0x282' ]
+	[ "$(jq -c '[.rescrub.target, .rescrub.status, .rescrub."bad-blocks"]' <<<"$j")" = "[\"$loopdev\",\"complete\",0]" ]
+	[ "$(jq -r '."device-status"' <<<"$j")" = '0x282' ]
 }
 
 @test "monitor: the scrub of the blocks around an error names the bad ones" {
@@ -78,7 +78,7 @@ records() {
 	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_FILE="$loopdev" FAULT_NO_URING=1 \
 		FAULT_EIO="$((lba * 512))+512" "$INTEGRITYCTL" -J monitor --kmsg kmsg --no-state --around 8
 	assert_failure 1
-	[ "$(jq -c '[.rescrub.start, .rescrub.blocks, .rescrub.bad_blocks, .rescrub.bad_lbas]' <<<"${lines[0]}")" = \
+	[ "$(jq -c '[.rescrub.start, .rescrub.blocks, .rescrub."bad-blocks", .rescrub."bad-lbas"]' <<<"${lines[0]}")" = \
 		"[$((lba - 8)),17,1,[$lba]]" ]
 	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub --no-owners
 	assert_failure 1

@@ -2,7 +2,7 @@
 # bats_require_minimum_version 1.5.0 (run --separate-stderr)
 # Output that cannot be written is an operational failure: every command
 # whose standard output is lost exits 3 and says why, and so does a scrub
-# whose --report or --metrics-dir cannot be written.
+# whose -O or --metrics-dir cannot be written.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -13,7 +13,7 @@ setup() {
 	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
 	sys=$BATS_TEST_TMPDIR/sys
 	random_file data 262144 21
-	"$INTEGRITYCTL" -q pi generate data -o dif
+	"$INTEGRITYCTL" -q pi generate data -O dif
 	"$INTEGRITYCTL" -q pi inject --block 3 --tag guard dif
 	scrub=(scrub --no-state --format T10-DIF-TYPE1-CRC)
 }
@@ -65,28 +65,43 @@ full_dir() {
 	assert_success
 }
 
-@test "--report that cannot be written exits 3 and names the file" {
-	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --report nodir/report dif
+@test "scrub -O/--output-file writes the report; --report, its former spelling, works with a warning; both: refused" {
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --output-file new.json dif
+	assert_failure 1
+	[ -z "$stderr" ]
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report old.json dif
+	assert_failure 1
+	[ "$stderr" = "integrityctl: scrub: --report FILE is deprecated and goes away in the next release: write -O FILE (--output-file)" ]
+	[ "$(jq -c '[."blocks-checked", ."bad-blocks"]' new.json)" = '[512,1]' ]
+	[ "$(jq -c '[."blocks-checked", ."bad-blocks"]' old.json)" = '[512,1]' ]
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -O a.json --report b.json dif
+	assert_failure 2
+	[ "$stderr" = "integrityctl: scrub: --report and -O/--output-file: choose one" ]
+	[ ! -e a.json ] && [ ! -e b.json ]
+}
+
+@test "-O that cannot be written exits 3 and names the file" {
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -O nodir/report dif
 	assert_failure 3
 	[[ "$stderr" == *"nodir/report: cannot write the report"* ]]
 	# A device node is written in place, never renamed over.
 	require_root
 	mknod full c 1 7
-	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q --report "$BATS_TEST_TMPDIR/full" dif
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -O "$BATS_TEST_TMPDIR/full" dif
 	assert_failure 3
 	[[ "$stderr" == *"cannot write the report: No space left on device"* ]]
 	[ -c full ]
 	[ -z "$(find . -maxdepth 1 -name 'full.*')" ]
 	full_dir
-	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report "$mnt/report.json" dif
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J -O "$mnt/report.json" dif
 	assert_failure 3
 	[[ "$stderr" == *"$mnt/report.json: cannot write the report: No space left on device"* ]]
 	[ ! -e "$mnt/report.json" ]
 	[ -z "$(find "$mnt" -name 'report.json.*')" ]
 	# With room, the same report is written and the exit code is the scrub's.
-	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J --report report.json dif
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -q -J -O report.json dif
 	assert_failure 1
-	[ "$(jq '.bad_blocks' report.json)" -eq 1 ]
+	[ "$(jq '."bad-blocks"' report.json)" -eq 1 ]
 }
 
 @test "--metrics-dir that cannot be written exits 3" {
@@ -103,7 +118,31 @@ full_dir() {
 
 @test "pi generate into a full file system exits 3" {
 	full_dir
-	run --separate-stderr "$INTEGRITYCTL" pi generate data -o "$mnt/dif"
+	run --separate-stderr "$INTEGRITYCTL" pi generate data -O "$mnt/dif"
 	assert_failure 3
 	[[ "$stderr" == *"No space left on device"* ]]
+}
+
+@test "-o: scrub --status shows the columns chosen; the scrub report and pi verify refuse it" {
+	run "$INTEGRITYCTL" -q scrub --state-dir state --format T10-DIF-TYPE1-CRC dif
+	assert_failure 1
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o target,bad-blocks,progress -J
+	assert_success
+	[ "$(jq -c '.scrubs[0] | keys_unsorted' <<<"$output")" = '["target","bad-blocks","progress"]' ]
+	[ "$(jq -c '.scrubs[0] | [."bad-blocks", .progress]' <<<"$output")" = '[1,100]' ]
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o status -n
+	assert_success
+	[ "$output" = complete ]
+	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o nosuch
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: unknown column 'nosuch' (see --help)"
+	run ictl scrub --help
+	assert_output --partial "BAD-BLOCKS,"
+	assert_output --partial "UPDATED)"
+	run --separate-stderr "$INTEGRITYCTL" "${scrub[@]}" -o lba dif
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: scrub: -o/--output: the report has no columns to choose (-o is for --status)"
+	run --separate-stderr "$INTEGRITYCTL" pi verify -o lba dif
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: pi verify: -o/--output: the report has no columns to choose"
 }

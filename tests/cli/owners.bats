@@ -79,7 +79,7 @@ make_ext4() {
 	[ "$(jq -r '.lbas[0].files[1].filesystem.type' <<<"$output")" = ext4 ]
 	[ "$(jq -r '.lbas[0].files[1].filesystem.mountpoint' <<<"$output")" = "$PWD/m" ]
 	[ "$(jq -r '.lbas[0].files[1].filesystem.uuid' <<<"$output")" = "$(blkid -s UUID -o value "$dev")" ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 1 ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 1 ]
 	# The symlink to sub/ is not followed: no path through it.
 	! grep -q alias <<<"$output"
 	run ictl resolve --lba "$dev" "$lba"
@@ -103,7 +103,7 @@ make_ext4() {
 	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = "$PWD/m/sub" ]
 	[ "$(jq '.lbas[1].files[0].directory' <<<"$output")" = true ]
 	[ "$(jq '.lbas[2].files' <<<"$output" | jq -c '[.[] | .free]')" = '[true]' ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 }
 
 # LBA of inode INO's record, from debugfs imap.
@@ -191,7 +191,7 @@ inode_lba() {
 	run --separate-stderr ictl -J resolve --lba --block-size 4096 "$dev" 2047
 	assert_success
 	[ "$(jq '.lbas[0].lba' <<<"$output")" -eq 2047 ]
-	[ "$(jq '.block_size' <<<"$output")" -eq 4096 ]
+	[ "$(jq '."block-size"' <<<"$output")" -eq 4096 ]
 }
 
 @test "a whole disk: the file system on the partition that holds the LBA" {
@@ -215,7 +215,7 @@ inode_lba() {
 	[[ $(jq -r '.lbas[1].files[0].note' <<<"$output") == "in no partition"* ]]
 }
 
-@test "scrub: the report names the damaged files of each bad block (JSON, text, --report)" {
+@test "scrub: the report names the damaged files of each bad block (JSON, text, -O)" {
 	make_ext4
 	make -s -C "$TOP_BUILDDIR" tests/fault/libfault.la >/dev/null 2>&1 || skip "no fault layer"
 	lib=$TOP_BUILDDIR/tests/fault/.libs/libfault.so
@@ -224,10 +224,10 @@ inode_lba() {
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 \
 		FAULT_EIO="$((lba * 512))+512,$((dir * 512))+512" \
-		"$INTEGRITYCTL" scrub -J --no-state --report report.json "$dev"
+		"$INTEGRITYCTL" scrub -J --no-state -O report.json "$dev"
 	assert_failure 1
-	[ "$(jq '.bad_blocks' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 	victim=$(jq -r --argjson l "$lba" '.errors[] | select(.lba == $l) | .files[1].path' <<<"$output")
 	[ "$victim" = "$PWD/m/victim.bin" ]
 	[ "$(jq -r --argjson l "$dir" '.errors[] | select(.lba == $l) | .files[0].path' <<<"$output")" = "$PWD/m/sub" ]
@@ -252,8 +252,8 @@ inode_lba() {
 	run --separate-stderr env LD_PRELOAD="$lib" FAULT_FILE="$dev" FAULT_NO_URING=1 FAULT_EIO="4096+512" \
 		"$INTEGRITYCTL" scrub -J --no-state "$dev"
 	assert_failure 1
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
-	[ "$(jq -r '.damaged_files_unresolved' <<<"$output")" = "no file system found on $dev" ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 0 ]
+	[ "$(jq -r '."damaged-files-unresolved"' <<<"$output")" = "no file system found on $dev" ]
 	run --separate-stderr ictl resolve --lba "$dev" 8
 	assert_success
 	assert_line "damaged files: unknown (no file system found on $dev)"
@@ -272,8 +272,8 @@ inode_lba() {
 	# All resolved: the count alone, and no key for what is not there.
 	run --separate-stderr ictl -J resolve --lba "$disk" "$lba"
 	assert_success
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 1 ]
-	[ "$(jq 'has("damaged_files_unresolved")' <<<"$output")" = false ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 1 ]
+	[ "$(jq 'has("damaged-files-unresolved")' <<<"$output")" = false ]
 }
 
 make_xfs() {
@@ -309,7 +309,7 @@ make_xfs() {
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "unmounted xfs: mount it (read-only is enough) to name files" ]
-	[ "$(jq '.damaged_files' <<<"$output")" -eq 0 ]
+	[ "$(jq '."damaged-files"' <<<"$output")" -eq 0 ]
 }
 
 # The first LBA of what `xfs_db convert` turns a KIND VALUE into.
@@ -532,7 +532,7 @@ PY
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "<$dir1>/dir2/file5" ] || { echo "$output"; false; }
-	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = true ]
+	[ "$(jq '.lbas[0].files[0]."path-incomplete"' <<<"$output")" = true ]
 	[[ $(jq -r '.lbas[0].files[0].note' <<<"$output") == "incomplete path: "* ]]
 	run --separate-stderr ictl resolve --lba "$dev" "$lba"
 	assert_line --partial "  <$dir1>/dir2/file5: file offset 4096 length 512 inode "
@@ -550,7 +550,7 @@ PY
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "/${deep}f" ] || { echo "$output"; false; }
-	[ "$(jq '.lbas[0].files[0].path_incomplete' <<<"$output")" = null ]
+	[ "$(jq '.lbas[0].files[0]."path-incomplete"' <<<"$output")" = null ]
 	[ "$(jq '.lbas[0].files[0].note' <<<"$output")" = null ]
 }
 

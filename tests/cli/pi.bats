@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
 # integrityctl pi generate | verify | inject on files.
 
+bats_require_minimum_version 1.5.0
 load helpers
 
 setup() {
@@ -8,8 +10,25 @@ setup() {
 	random_file data 65536 1	# 128 blocks of 512, 16 of 4096
 }
 
-@test "DIF round trip: generate -o, verify clean" {
-	run ictl pi generate data -o dif
+@test "the output file is -O/--output-file; -o, its former spelling, works with a warning; both: refused" {
+	run --separate-stderr ictl -q pi generate data --output-file long
+	assert_success
+	[ -z "$stderr" ]
+	run --separate-stderr ictl -q pi generate data -o old
+	assert_success
+	[ "$stderr" = "integrityctl: pi generate: -o/--output FILE is deprecated and goes away in the next release: write -O FILE (--output-file)" ]
+	cmp long old
+	run --separate-stderr ictl pi generate data -O a -o b
+	assert_failure 2
+	[ "$stderr" = "integrityctl: pi generate: -o/--output and -O/--output-file: choose one" ]
+	[ ! -e a ] && [ ! -e b ]
+	run ictl pi generate --help
+	assert_output --partial "-O, --output-file=OUT"
+	refute_output --partial "--output=OUT"
+}
+
+@test "DIF round trip: generate -O, verify clean" {
+	run ictl pi generate data -O dif
 	assert_success
 	[ "$(stat -c %s dif)" -eq $((128 * 520)) ]
 	# The data is there, interleaved: block 1's data follows block 0's tuple.
@@ -53,7 +72,7 @@ PY
 		    T10-DIF-TYPE3-IP EXT-DIF-TYPE1-CRC64 EXT-DIF-TYPE3-CRC64 NVME-TYPE1-CRC32C \
 		    NVME-TYPE2-CRC64 NVME-TYPE3-CRC16; do
 		for iv in 512 4096; do
-			ictl -q pi generate --format "$prof" --interval "$iv" data -o "dif.$prof.$iv"
+			ictl -q pi generate --format "$prof" --interval "$iv" data -O "dif.$prof.$iv"
 			ictl -q pi verify --format "$prof" --interval "$iv" "dif.$prof.$iv"
 			ictl -q pi generate --format "$prof" --interval "$iv" data --pi-file "pi.$prof.$iv"
 			ictl -q pi verify --format "$prof" --interval "$iv" data --pi-file "pi.$prof.$iv"
@@ -77,7 +96,7 @@ PY
 }
 
 @test "inject guard: verify exits 1 and names the block and tag, human and JSON" {
-	ictl pi generate data -o dif
+	ictl pi generate data -O dif
 	run ictl pi inject --block 17 --tag guard dif
 	assert_success
 	run ictl pi verify dif
@@ -91,7 +110,7 @@ PY
 	[ "$(jq '.errors[0].lba' <<<"$output")" -eq 17 ]
 	[ "$(jq -r '.errors[0].tag' <<<"$output")" = guard ]
 	[ "$(jq -r '.errors[0].expected != .errors[0].found' <<<"$output")" = true ]
-	[ "$(jq '.bad_blocks' <<<"$output")" -eq 1 ]
+	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 1 ]
 }
 
 @test "inject data, ref and app: each found as its own tag" {
@@ -118,14 +137,14 @@ PY
 }
 
 @test "Type 3 does not check the reference tag" {
-	ictl pi generate --format T10-DIF-TYPE3-CRC data -o dif
+	ictl pi generate --format T10-DIF-TYPE3-CRC data -O dif
 	ictl pi inject --format T10-DIF-TYPE3-CRC --block 2 --tag ref dif
 	run ictl pi verify --format T10-DIF-TYPE3-CRC dif
 	assert_success
 }
 
 @test "--stop-at-first stops at the first bad block" {
-	ictl pi generate data -o dif
+	ictl pi generate data -O dif
 	ictl pi inject --block 10 --tag guard dif
 	ictl pi inject --block 20 --tag guard dif
 	run ictl pi verify -J --stop-at-first dif
@@ -134,7 +153,7 @@ PY
 }
 
 @test "bad arguments: clear messages, exit 2" {
-	ictl pi generate data -o dif
+	ictl pi generate data -O dif
 	run ictl pi verify --format T10-DIF-TYPE9-CRC dif
 	assert_failure 2
 	assert_output --partial "unknown profile 'T10-DIF-TYPE9-CRC'"
@@ -151,9 +170,9 @@ PY
 	assert_failure 2
 	run ictl pi generate data
 	assert_failure 2
-	run ictl pi generate data -o x --pi-file y
+	run ictl pi generate data -O x --pi-file y
 	assert_failure 2
-	run ictl pi generate --format T10-DIF-TYPE9-CRC data -o x
+	run ictl pi generate --format T10-DIF-TYPE9-CRC data -O x
 	assert_failure 2
 	assert_output --partial "unknown profile 'T10-DIF-TYPE9-CRC'"
 	run ictl pi generate --interval 1000 data --pi-file y
@@ -172,10 +191,10 @@ PY
 
 @test "data that is not whole intervals, truncated and mismatched files: exit 2, no crash" {
 	head -c 1000 data >odd
-	run ictl pi generate odd -o out
+	run ictl pi generate odd -O out
 	assert_failure 2
 	assert_output --partial "not a whole number of 512-byte intervals"
-	ictl pi generate data -o dif
+	ictl pi generate data -O dif
 	head -c $((520 * 10 + 77)) dif >truncated
 	run ictl pi verify truncated
 	assert_failure 2
@@ -196,7 +215,7 @@ PY
 	assert_failure 3
 	assert_output --partial "nonexistent: cannot open"
 	cp data data.orig
-	run ictl pi generate data -o data
+	run ictl pi generate data -O data
 	assert_failure 2
 	cmp data data.orig
 	run ictl pi verify .

@@ -11,8 +11,8 @@ load ../fixtures/sysfs
 setup() {
 	cd "$BATS_TEST_TMPDIR"
 	random_file data 65536 31
-	ictl -q pi generate data -o a-b.img
-	ictl -q pi generate data -o a_b.img
+	ictl -q pi generate data -O a-b.img
+	ictl -q pi generate data -O a_b.img
 	ictl -q pi inject --block 2 --tag guard a_b.img
 	scrub=(scrub --no-state --format T10-DIF-TYPE1-CRC)
 	mkdir metrics

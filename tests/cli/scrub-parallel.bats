@@ -26,7 +26,7 @@ teardown() {
 # image NAME SIZE SEED: a DIF image of SIZE bytes of data.
 image() {
 	random_file "$1.data" "$2" "$3"
-	ictl -q pi generate "${fmt[@]}" "$1.data" -o "$1"
+	ictl -q pi generate "${fmt[@]}" "$1.data" -O "$1"
 	rm "$1.data"
 }
 
@@ -119,13 +119,13 @@ read_runs() {
 		devs = d["devices"]
 		assert [x["target"] for x in devs] == ["a", "b"], devs
 		assert [x["status"] for x in devs] == ["complete", "complete"]
-		assert [x["exit_status"] for x in devs] == [0, 1]
+		assert [x["exit-status"] for x in devs] == [0, 1]
 		assert devs[1]["errors"][0]["lba"] == 7 and devs[1]["errors"][0]["tag"] == "guard"
 		t = d["totals"]
 		assert t["devices"] == 2 and t["complete"] == 2 and t["failed"] == 0, t
-		for k in ("blocks_checked", "bytes_checked", "bad_blocks", "io_errors"):
+		for k in ("blocks-checked", "bytes-checked", "bad-blocks", "io-errors"):
 		    assert t[k] == sum(x[k] for x in devs), (k, t)
-		assert t["blocks_checked"] == 2048 + 4096
+		assert t["blocks-checked"] == 2048 + 4096
 	EOF
 	# Text: each target's block, then the total.
 	run --separate-stderr ictl scrub --no-state "${fmt[@]}" a b
@@ -133,8 +133,8 @@ read_runs() {
 	assert_line --regexp '^a: complete'
 	assert_line --regexp '^b: complete'
 	assert_line 'total: 2 targets: 2 complete, 0 stopped, 0 failed'
-	# --report gets the same document.
-	run --separate-stderr ictl scrub -J --no-state --report rep.json "${fmt[@]}" a b
+	# -O gets the same document.
+	run --separate-stderr ictl scrub -J --no-state -O rep.json "${fmt[@]}" a b
 	[ "$(jq -c .devices rep.json)" = "$(jq -c .devices <<<"$output")" ]
 }
 
@@ -149,7 +149,7 @@ read_runs() {
 	run --separate-stderr ictl scrub -J --no-state "${fmt[@]}" b missing a
 	assert_failure 3
 	[ "$(jq -r '.devices[1].status' <<<"$output")" = failed ]
-	[ "$(jq -r '.devices[1].exit_status' <<<"$output")" = 3 ]
+	[ "$(jq -r '.devices[1]."exit-status"' <<<"$output")" = 3 ]
 	# Stopped at a's 2nd read: a interrupted (4), b found its bad block (1).
 	FAULT_FILE=a FAULT_STOP_READ=2:INT run --separate-stderr \
 		faulted "$INTEGRITYCTL" scrub -J --jobs 1 --state-dir state --io-size 16K "${fmt[@]}" b a
@@ -162,10 +162,10 @@ read_runs() {
 	# The same image twice is one disk: the second waits its turn, which the
 	# stop takes away.
 	[ "$(jq -r '[.devices[].status] | join(",")' <<<"$output")" = interrupted,not-started ]
-	[ "$(jq -r '.totals.not_started' <<<"$output")" = 1 ]
+	[ "$(jq -r '.totals."not-started"' <<<"$output")" = 1 ]
 	run --separate-stderr ictl scrub -J --state-dir state "${fmt[@]}" a b
 	assert_failure 1
-	[ "$(jq -r '.devices[0].resumed_from > 0' <<<"$output")" = true ]
+	[ "$(jq -r '.devices[0]."resumed-from" > 0' <<<"$output")" = true ]
 }
 
 @test "--rate is the total of all targets; --rate-per-device caps each" {

@@ -37,7 +37,7 @@ faulted() {
 # What must not depend on the threads: everything in the report but the
 # time taken, the note and the threads themselves.
 same() {
-	jq -S 'del(.elapsed_seconds, .note, .verify_threads)'
+	jq -S 'del(."elapsed", .note, ."verify-threads")'
 }
 
 @test "a pool of threads reports exactly what one thread reports: pread, unreadable ranges narrowed on the workers" {
@@ -45,16 +45,16 @@ same() {
 		--verify-threads 1 "${fmt[@]}" --pi-file pi data
 	[ "$status" = 1 ] || fail "exit $status: $stderr"
 	one=$output
-	[ "$(jq .verify_threads <<<"$one")" = 1 ]
+	[ "$(jq '."verify-threads"' <<<"$one")" = 1 ]
 	# One thread unless asked.
 	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread --io-size 64K \
 		"${fmt[@]}" --pi-file pi data
-	[ "$(jq .verify_threads <<<"$output")" = 1 ]
+	[ "$(jq '."verify-threads"' <<<"$output")" = 1 ]
 	[ "$(same <<<"$output")" = "$(same <<<"$one")" ]
 	# Not vacuous: 8 bad tags, 4 unreadable blocks.
-	[ "$(jq .bad_blocks <<<"$one")" = 12 ] || fail "$one"
-	[ "$(jq .io_errors <<<"$one")" = 4 ]
-	[ "$(jq .blocks_checked <<<"$one")" = 8192 ]
+	[ "$(jq '."bad-blocks"' <<<"$one")" = 12 ] || fail "$one"
+	[ "$(jq '."io-errors"' <<<"$one")" = 4 ]
+	[ "$(jq '."blocks-checked"' <<<"$one")" = 8192 ]
 	for vt in 2 3 auto; do
 		for depth in 1 2 8; do
 			run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --no-state --io-engine pread \
@@ -67,7 +67,7 @@ same() {
 			[ "$vt" != auto ] || want=$(nproc)
 			[ "$want" -le 16 ] || want=16
 			[ "$want" -le "$depth" ] || want=$depth
-			[ "$(jq .verify_threads <<<"$output")" = "$want" ]
+			[ "$(jq '."verify-threads"' <<<"$output")" = "$want" ]
 		done
 	done
 }
@@ -78,12 +78,12 @@ same() {
 	[ "$status" != 3 ] || skip "io_uring is not available here: $stderr"
 	[ "$status" = 1 ] || fail "exit $status: $stderr"
 	one=$output
-	[ "$(jq .bad_blocks <<<"$one")" = 8 ]
+	[ "$(jq '."bad-blocks"' <<<"$one")" = 8 ]
 	for vt in 2 4; do
 		run --separate-stderr "$INTEGRITYCTL" scrub -J --no-state --io-engine uring --io-size 64K \
 			--queue-depth 8 --verify-threads $vt "${fmt[@]}" --pi-file pi data
 		[ "$status" = 1 ] || fail "--verify-threads $vt: exit $status: $stderr"
-		[ "$(jq .verify_threads <<<"$output")" = $vt ]
+		[ "$(jq '."verify-threads"' <<<"$output")" = $vt ]
 		[ "$(same <<<"$output")" = "$(same <<<"$one")" ] || fail "--verify-threads $vt differs: $output"
 	done
 }
@@ -106,7 +106,7 @@ same() {
 	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --state-dir pool --io-engine pread --io-size 64K \
 		--verify-threads 2 "${fmt[@]}" --pi-file pi data
 	[ "$status" = 1 ] || fail "exit $status: $stderr"
-	[ "$(jq .resumed_from <<<"$output")" = "$next" ]
+	[ "$(jq '."resumed-from"' <<<"$output")" = "$next" ]
 	# The saved states agree but for times and the run they resumed from.
 	strip() { grep -v -e '^elapsed=' -e '^started=' -e '^updated=' -e '^resumed_from=' "$1"; }
 	diff <(strip one/*.scrub) <(strip pool/*.scrub)

@@ -39,7 +39,7 @@ wait_checkpoint() {
 		    NVME-TYPE1-CRC32C NVME-TYPE2-CRC16; do
 		for iv in 512 4096; do
 			opts="--format $prof --interval $iv --seed 100"
-			ictl -q pi generate $opts data -o dif
+			ictl -q pi generate $opts data -O dif
 			ictl -q pi generate $opts data --pi-file pi
 			run ictl scrub -q --no-state $opts dif
 			assert_success
@@ -51,7 +51,7 @@ wait_checkpoint() {
 			run ictl scrub -J --no-state $opts dif
 			assert_failure 1
 			[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[107,"guard"],[300,"guard"]]' ]
-			[ "$(jq '.bad_blocks' <<<"$output")" -eq 2 ]
+			[ "$(jq '."bad-blocks"' <<<"$output")" -eq 2 ]
 			run ictl scrub -J --no-state $opts --pi-file pi data
 			assert_failure 1
 			[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[109,"guard"]]' ]
@@ -62,7 +62,7 @@ wait_checkpoint() {
 
 @test "the reference tag: a misplaced block is found, with expected and found" {
 	random_file data 262144 4
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	# Swap blocks 3 and 4 (a misdirected write): data and PI both intact.
 	dd if=dif of=b3 bs=520 skip=3 count=1 status=none
 	dd if=dif of=b4 bs=520 skip=4 count=1 status=none
@@ -108,7 +108,7 @@ wait_checkpoint() {
 	assert_failure 2
 	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 5 data
 	assert_failure 2
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	run ictl scrub --no-state --format T10-DIF-TYPE1-CRC --range 0:1000 dif
 	assert_failure 2
 	assert_output --partial "past the end"
@@ -131,21 +131,21 @@ wait_checkpoint() {
 
 @test "--range in blocks and in bytes" {
 	random_file data 1048576 7
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 100 --tag guard dif
 	ictl -q pi inject --block 1500 --tag guard dif
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 1000:1000 dif
 	assert_failure 1
-	[ "$(jq -c '[.range_start, .range_end, .blocks_checked, [.errors[].lba]]' <<<"$output")" = '[1000,2000,1000,[1500]]' ]
+	[ "$(jq -c '[."range-start", ."range-end", ."blocks-checked", [.errors[].lba]]' <<<"$output")" = '[1000,2000,1000,[1500]]' ]
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64K dif
 	assert_failure 1
-	[ "$(jq '.blocks_checked' <<<"$output")" -eq 128 ]
-	ictl -q pi generate --interval 4096 data -o dif4k
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 128 ]
+	ictl -q pi generate --interval 4096 data -O dif4k
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --interval 4096 --range 0:2K dif4k
 	assert_failure 2	# not a whole number of 4096-byte blocks
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC --range 0:64 dif
 	assert_success
-	[ "$(jq '.blocks_checked' <<<"$output")" -eq 64 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 64 ]
 }
 
 @test "--rate holds the average rate" {
@@ -189,16 +189,16 @@ wait_checkpoint() {
 	# JSON: numbers are numbers (progress in percent, elapsed in seconds).
 	run --separate-stderr ictl scrub --status --state-dir "$state" -J
 	assert_success
-	[ "$(jq -c '.scrubs[0] | [(.progress | type), (.bad | type), (."io-errors" | type), (.elapsed | type)]' \
+	[ "$(jq -c '.scrubs[0] | [(.progress | type), (."bad-blocks" | type), (."io-errors" | type), (.elapsed | type)]' \
 		<<<"$output")" = '["number","number","number","number"]' ]
 	[ "$(jq '.scrubs[0].progress > 0 and .scrubs[0].progress < 100' <<<"$output")" = true ]
 	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_failure 1
-	[ "$(jq .resumed_from <<<"$output")" -eq "$done1" ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 32768 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq "$done1" ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 32768 ]
 	[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[100,30000]' ]
 	run --separate-stderr ictl scrub -J --state-dir "$state" --restart --format T10-DIF-TYPE1-CRC --pi-file pi data
-	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
 }
 
 @test "SIGINT with nothing found exits 4" {
@@ -230,7 +230,7 @@ wait_checkpoint() {
 	[ "$next" -gt 0 ] && [ "$next" -lt 32768 ]
 	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_failure 1
-	[ "$(jq .resumed_from <<<"$output")" -eq "$next" ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq "$next" ]
 	[ "$(jq .done <<<"$output")" -eq 32768 ]
 	# Every bad block exactly once: those before the checkpoint from the first run.
 	[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[10,5000,9000,15000,25000,32000]' ]
@@ -245,7 +245,7 @@ wait_checkpoint() {
 	first=$(jq .done <<<"$output")
 	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_success
-	[ "$(jq .resumed_from <<<"$output")" -eq "$first" ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq "$first" ]
 }
 
 @test "a checkpoint of another geometry is discarded, with a message" {
@@ -261,7 +261,7 @@ wait_checkpoint() {
 
 @test "metrics: a Prometheus textfile, written atomically, with the right values" {
 	random_file data 1048576 14
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 5 --tag guard dif
 	ictl -q pi inject --block 6 --tag ref dif
 	mkdir metrics
@@ -289,8 +289,8 @@ wait_checkpoint() {
 
 @test "the report file is the same as stdout" {
 	random_file data 65536 15
-	ictl -q pi generate data -o dif
-	run ictl scrub -J --no-state --report report.json --format T10-DIF-TYPE1-CRC dif
+	ictl -q pi generate data -O dif
+	run ictl scrub -J --no-state -O report.json --format T10-DIF-TYPE1-CRC dif
 	assert_success
 	[ "$(jq -S . report.json)" = "$(jq -S . <<<"$output")" ]
 }
@@ -303,7 +303,7 @@ wait_checkpoint() {
 	assert_success
 	[ "$(jq -r .method <<<"$output")" = kernel ]
 	[ "$(jq -r .protection <<<"$output")" = none ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 16384 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 16384 ]
 	# The backing file by device and inode, with offset and size limit.
 	[ "$(jq -r .identity <<<"$output")" = \
 	  "loop:$(printf %x "$(stat -c %d data)"):$(stat -c %i data):0:0:$BATS_TEST_TMPDIR/data" ]
@@ -420,11 +420,11 @@ stop_while_throttled() {
 	assert_failure 1
 	[ "$(jq -r .status <<<"$output")" = complete ]
 	[ "$(jq .done <<<"$output")" -eq 2048 ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 2048 ]
 	if [ "$engine" = pread ]; then
 		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[10,4,"io"],[20,1,"tag"],[21,1,"tag"]]' ]
-		[ "$(jq .bad_blocks <<<"$output")" -eq 6 ]
-		[ "$(jq .io_errors <<<"$output")" -eq 4 ]
+		[ "$(jq '."bad-blocks"' <<<"$output")" -eq 6 ]
+		[ "$(jq '."io-errors"' <<<"$output")" -eq 4 ]
 	else
 		[ "$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$output")" = '[[20,1,"tag"],[21,1,"tag"]]' ]
 	fi
@@ -450,7 +450,7 @@ stop_while_throttled() {
 	for e in auto pread uring; do
 		run ictl scrub -J --no-state --io-engine $e --format T10-DIF-TYPE1-CRC --pi-file pi data
 		assert_success
-		[ "$(jq .blocks_checked <<<"$output")" -eq 128 ]
+		[ "$(jq '."blocks-checked"' <<<"$output")" -eq 128 ]
 	done
 }
 
@@ -475,8 +475,8 @@ interrupted_state() {
 		sed -i "$edit" "$statefile"
 		run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 		assert_failure 1
-		[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
-		[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+		[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
+		[ "$(jq '."blocks-checked"' <<<"$output")" -eq 2048 ]
 		[ "$(jq -c '[.errors[].lba]' <<<"$output")" = '[1500]' ]
 		[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
 		[ -f "$statefile.invalid" ]
@@ -494,8 +494,8 @@ interrupted_state() {
 	run --separate-stderr ictl scrub -J --state-dir "$state" --range 100:1900 \
 		--format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_success
-	[ "$(jq .resumed_from <<<"$output")" -eq 100 ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 1900 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq 100 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 1900 ]
 	[[ "$stderr" == *"is not valid"*"set aside as $statefile.invalid"* ]]
 	[[ "$(jq -r .note <<<"$output")" == *"set aside as $statefile.invalid"* ]]
 }
@@ -543,8 +543,8 @@ interrupted_state() {
 	[ "$first" -lt 75000 ]
 	run --separate-stderr ictl scrub -J --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_failure 1
-	[ "$(jq .resumed_from <<<"$output")" -eq "$first" ]
-	[ "$(jq .bad_blocks <<<"$output")" -eq 70000 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq "$first" ]
+	[ "$(jq '."bad-blocks"' <<<"$output")" -eq 70000 ]
 	# Every reference tag in one range, across the resume; the guard ranges
 	# break only where random data happens to have a zero CRC.
 	[ "$(jq -c '[.errors[] | select(.tag == "ref") | [.lba, .count]]' <<<"$output")" = '[[5000,70000]]' ]
@@ -584,7 +584,7 @@ lock_held_by() {
 	wait "$waiter" || rc=$?
 	[ "$rc" -eq 0 ]
 	[ "$(jq -r .status second.json)" = complete ]
-	[ "$(jq .resumed_from second.json)" -gt 0 ]
+	[ "$(jq '."resumed-from"' second.json)" -gt 0 ]
 }
 
 # --------------------------------------------------------------- block devices
@@ -600,8 +600,8 @@ lock_held_by() {
 	losetup -d "$loop2"
 	[ "$status1" -eq 4 ]
 	assert_success
-	[ "$(jq .resumed_from <<<"$output")" -eq 0 ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 8192 ]
+	[ "$(jq '."resumed-from"' <<<"$output")" -eq 0 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 8192 ]
 	[[ "$stderr" != *resuming* ]]
 	[ "$(ls "$state"/*.scrub | wc -l)" -eq 2 ]
 }
@@ -609,14 +609,14 @@ lock_held_by() {
 @test "a DIF image on a loop device: no O_DIRECT for 520-byte strides, no false I/O errors" {
 	require_root
 	random_file data 1048576 34
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	ictl -q pi inject --block 77 --tag guard dif
 	loopdev=$(losetup -f --show dif)
 	run ictl scrub -J --no-state --format T10-DIF-TYPE1-CRC "$loopdev"
 	assert_failure 1
-	[ "$(jq .io_errors <<<"$output")" -eq 0 ]
+	[ "$(jq '."io-errors"' <<<"$output")" -eq 0 ]
 	[ "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$output")" = '[[77,"guard"]]' ]
-	[ "$(jq .blocks_checked <<<"$output")" -eq 2048 ]
+	[ "$(jq '."blocks-checked"' <<<"$output")" -eq 2048 ]
 }
 
 @test "a resumed run's report says which blocks this run checked" {
@@ -646,7 +646,7 @@ lock_held_by() {
 
 @test "a stop: 'resume' and exit 4 only when a checkpoint was written; the resumed run says from when" {
 	random_file data 1048576 61
-	ictl -q pi generate data -o dif
+	ictl -q pi generate data -O dif
 	run --separate-stderr ictl scrub --no-state --format T10-DIF-TYPE1-CRC --rate 4K --duration 0.2s dif
 	assert_failure 3
 	assert_line --partial "nothing saved (--no-state): a run again starts from the beginning"

@@ -78,15 +78,15 @@ teardown() {
 	run ictl show --sysfs-root "$sys" -J md0
 	assert_success
 	json=$output
-	run jq -c '.md | [.level, .uuid, .raid_disks, .degraded, .mismatch_cnt, .array_state]' <<<"$json"
+	run jq -c '.md | [.level, .uuid, ."raid-disks", .degraded, ."mismatch-cnt", ."array-state"]' <<<"$json"
 	assert_output '["raid1","3b2f6a1c-5d4e-4f60-8a91-0c1d2e3f4a5b",2,1,8,"clean"]'
-	run jq -c '[.md.members[] | [.name, .slot, .offset, .state, .errors, .bad_blocks]]' <<<"$json"
+	run jq -c '[.md.members[] | [.name, .slot, .offset, .state, ."read-errors", ."bad-block-list"]]' <<<"$json"
 	assert_output '[["nvme1n1",0,2048,"in_sync",3,[{"sector":3048,"length":8}]],["nvme2n1",null,2048,"faulty",0,[]],["sdc1",null,2048,"spare",0,[]]]'
-	run jq -r '.stack.mixed_members[0].member' <<<"$json"
+	run jq -r '.stack."mixed-members"[0].member' <<<"$json"
 	assert_output sdc1
-	run jq -c '.stack.protection | [.end_to_end, .stops_at]' <<<"$json"
+	run jq -c '.stack.protection | [."end-to-end", ."stops-at"]' <<<"$json"
 	assert_output '[false,"dm-0"]'
-	run jq -r '.kernel.read_check' <<<"$json"
+	run jq -r '.kernel."read-check"' <<<"$json"
 	assert_output below
 	# md ignores the flags: no "the kernel verifies PI" on md0.
 	run ictl show --sysfs-root "$sys" md0
@@ -100,7 +100,7 @@ teardown() {
 	refute_output --partial "the device checks PI itself"
 	refute_output --partial "the kernel verifies PI"
 	run ictl show --sysfs-root "$sys" -J nvme1n1
-	run jq -c '.stack.protection | [.end_to_end, .stops_at]' <<<"$output"
+	run jq -c '.stack.protection | [."end-to-end", ."stops-at"]' <<<"$output"
 	assert_output '[false,"dm-0"]'
 }
 

@@ -159,11 +159,11 @@ teardown() {
 	run ictl show --sysfs-root "$sys" -J sda
 	assert_success
 	json=$output
-	run jq -c '[.name, ."maj:min", .tran, .pi_type, .stable]' <<<"$json"
+	run jq -c '[.name, ."maj:min", .tran, ."pi-type", .stable]' <<<"$json"
 	assert_output '["sda","8:0","scsi",1,"/dev/disk/by-id/wwn-0x5333333000001f40"]'
 	run jq -c '.kernel' <<<"$json"
-	assert_output --partial '"format":"T10-DIF-TYPE1-CRC","protection_interval_bytes":512,"tag_size":8,"read_verify":1'
-	run jq -c '.scsi | [.host, .prot_capabilities, .prot_capabilities_text, .prot_guard_type_text, .protection_type, .protection_mode, .app_tag_own]' <<<"$json"
+	assert_output --partial '"format":"T10-DIF-TYPE1-CRC","protection-interval-bytes":512,"tag-size":8,"read-verify":true'
+	run jq -c '.scsi | [.host, ."prot-capabilities", ."prot-capabilities-text", ."prot-guard-type-text", ."protection-type", ."protection-mode", ."app-tag-own"]' <<<"$json"
 	assert_output '[0,121,"DIF1,DIX0,DIX1,DIX2,DIX3","CRC",1,"dif1",0]'
 	run jq -c '[.partitions[] | select(.ext) | .name]' <<<"$json"
 	assert_output '["sda16","sda17","sda18","sda19","sda20"]'

@@ -516,6 +516,18 @@ vm_skip() { echo "SKIP: $*"; exit 77; }
 # NAME: that command's exit status.
 vm_json() { sed -n "/^JSON-BEGIN $1\$/,/^JSON-END $1 [0-9]*\$/p" <<<"$VM_OUTPUT" | sed '1d;$d'; }
 vm_json_status() { sed -n "s/^JSON-END $1 \([0-9]*\)\$/\1/p" <<<"$VM_OUTPUT"; }
+# expect_json_rule NAME...: the JSON the guest printed as each NAME follows
+# integrityctl(8)'s JSON OUTPUT rule, as tests/cli/json-rule checks it.
+expect_json_rule() {
+	local n args=() dir
+	dir=$(mktemp -d)
+	for n in "$@"; do
+		vm_json "$n" >"$dir/$n.json"
+		args+=("$n" "$dir/$n.json")
+	done
+	expect_eq "the JSON rule: $*" "$(python3 "$VM_DIR/../cli/json-rule" "${args[@]}" 2>&1)" ""
+	rm -rf "$dir"
+}
 
 # vm_nvme_poke IMG LBS MS LBA OFFSET: invert one byte of a QEMU NVMe backing
 # image: OFFSET >= 0 in LBA's data, OFFSET < 0 at -OFFSET-1 in its metadata

@@ -59,9 +59,9 @@ EOF2
 		j=$(vm_json $run)
 		expect_eq "$run: exit 1" "$(vm_json_status $run)" 1
 		expect_eq "$run: every block of the error targets, as I/O errors" "$(vm_bad "$j")" "$want"
-		expect_eq "$run: io_errors" "$(jq .io_errors <<<"$j")" "$(jq length <<<"$want")"
+		expect_eq "$run: io_errors" "$(jq '."io-errors"' <<<"$j")" "$(jq length <<<"$want")"
 		expect_eq "$run: complete" "$(jq -r .status <<<"$j")" complete
-		expect_eq "$run: to the end" "$(jq '.done == .range_end and .range_end == 8192' <<<"$j")" true
+		expect_eq "$run: to the end" "$(jq '.done == ."range-end" and ."range-end" == 8192' <<<"$j")" true
 	done
 	expect_output "^STOPS uring runs=[0-9]+ int=([2-9]|[1-9][0-9]+) term=[1-9][0-9]* kill=[1-9][0-9]*$"
 	[[ " ${runs[*]} " == *" plain "* ]] &&
@@ -111,14 +111,14 @@ EOF2
 	j=$(vm_json flakey)
 	expect_eq "flakey: exit 1" "$(vm_json_status flakey)" 1
 	expect_eq "flakey: complete" "$(jq -r .status <<<"$j")" complete
-	expect_eq "flakey: to the end" "$(jq '.done == .range_end and .range_end == 8192' <<<"$j")" true
+	expect_eq "flakey: to the end" "$(jq '.done == ."range-end" and ."range-end" == 8192' <<<"$j")" true
 	expect_eq "flakey: every unreadable block reported" \
 		"$(jq -c --argjson bad "$bad" '$bad - [.errors[] | range(.lba; .lba + (.count // 1))]' <<<"$j")" '[]'
 	expect_eq "flakey: only I/O errors" "$(jq -c '[.errors[].kind] - ["io"]' <<<"$j")" '[]'
 	expect_eq "flakey: the target went down under the scrub" \
 		"$(jq --argjson bad "$bad" '[.errors[] | range(.lba; .lba + (.count // 1))] - $bad | length > 0' <<<"$j")" true
 	expect_eq "flakey: io_errors counts every reported block" \
-		"$(jq '.io_errors == ([.errors[] | (.count // 1)] | add)' <<<"$j")" true
+		"$(jq '."io-errors" == ([.errors[] | (.count // 1)] | add)' <<<"$j")" true
 }
 
 # delay over a sparse device (STEP 256): every read held 5 ms; stopped again and again, the result
@@ -139,7 +139,7 @@ EOF2
 	j=$(vm_json delay)
 	expect_eq "delay: exit 1" "$(vm_json_status delay)" 1
 	expect_eq "delay: complete" "$(jq -r .status <<<"$j")" complete
-	expect_eq "delay: to the end" "$(jq '.done == .range_end and .range_end == 8192' <<<"$j")" true
+	expect_eq "delay: to the end" "$(jq '.done == ."range-end" and ."range-end" == 8192' <<<"$j")" true
 	expect_eq "delay: exactly the unreadable blocks" "$(vm_bad "$j")" \
 		"$(seq 17 256 8191 | jq -sc 'map([., "io"])')"
 	expect_output "^STOPS delay runs=[0-9]+ int=([2-9]|[1-9][0-9]+) term=[1-9][0-9]* kill=[1-9][0-9]*$"

@@ -57,15 +57,16 @@ expect_status "no PI: format" 0 integrityctl format $d --pi-type 0 --yes
 expect_nvme_state "no PI" $d 512 none 0 0 0
 '
 	expect_eq "plan: LBA format, PI, PIL, CDW10" \
-		"$(vm_json plan | jq -c '[.format_nvm.lbaf, .format_nvm.pi, .format_nvm.pil, .format_nvm.mset, .format_nvm.cdw10, .new.profile, .dry_run]')" \
+		"$(vm_json plan | jq -c '[."format-nvm".lbaf, ."format-nvm".pi, ."format-nvm".pil, ."format-nvm".mset, ."format-nvm".cdw10, .new.profile, ."dry-run"]')" \
 		'[5,1,1,0,"0x125","T10-DIF-TYPE1-CRC",true]'
 	expect_eq "Type 3: exit status" "$(vm_json_status type3)" 0
-	expect_eq "Type 3: result and status in the JSON" \
-		"$(vm_json type3 | jq -c '[.result.pi_type, .result.lba_format, .result.profile, .status.profile, .status.interval, .status."pi-type", .error]')" \
+	expect_eq "Type 3: result and blockdevice in the JSON" \
+		"$(vm_json type3 | jq -c '[.result."pi-type", .result."lba-format", .result.profile, .blockdevice.profile, .blockdevice.interval, .blockdevice."pi-type", .error]')" \
 		'[3,1,"T10-DIF-TYPE3-CRC","T10-DIF-TYPE3-CRC",512,3,null]'
 	expect_status_json "Type 1 at 4096" '["T10-DIF-TYPE1-CRC",4096,1]'
 	expect_status_json "Type 3 at 512" '["T10-DIF-TYPE3-CRC",512,3]'
 	expect_status_json "no PI" '["none",null,0]'
+	expect_json_rule plan type3
 }
 
 # The check after a format reads what the kernel shows now, and waits for
@@ -165,7 +166,7 @@ sg_fu() {  # sg_fu ARGS...: "CDB|PARAMETER LIST" that sg_format -vvv printed
 		END { print cdb \"|\" param }"
 }
 ours() {  # ours TYPE: "CDB|PARAMETER LIST" of our plan
-	integrityctl format $s --pi-type $1 --dry-run -J | sed -n "s/^ *\"cdb\": \"\\(.*\\)\",\$/\\1/p; s/^ *\"parameter_list\": \"\\(.*\\)\",\$/\\1/p" |
+	integrityctl format $s --pi-type $1 --dry-run -J | sed -n "s/^ *\"cdb\": \"\\(.*\\)\",\$/\\1/p; s/^ *\"parameter-list\": \"\\(.*\\)\",\$/\\1/p" |
 		head -n 2 | paste -s -d "|"
 }
 for tp in 0:0:0 1:2:0; do

@@ -86,8 +86,8 @@ EOF2
 			expect_eq "$n $m: exactly the corrupted blocks" "$(vm_bad "$j")" "$want"
 			expect_eq "$n $m: complete" "$(jq -r .status <<<"$j")" complete
 			expect_eq "$n $m: to the end" \
-				"$(jq ".done == .range_end and .range_end == $((LIO_SIZE / bs))" <<<"$j")" true
-			expect_eq "$n $m: block size" "$(jq .block_size <<<"$j")" "$bs"
+				"$(jq ".done == .\"range-end\" and .\"range-end\" == $((LIO_SIZE / bs))" <<<"$j")" true
+			expect_eq "$n $m: block size" "$(jq '."block-size"' <<<"$j")" "$bs"
 		done
 		# LIO's VERIFY(16) is a no-op (GOOD whatever the medium holds): the
 		# device method cannot find these blocks, so it must not say it checked

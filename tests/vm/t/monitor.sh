@@ -64,14 +64,14 @@ EOF
 	expect_eq "monitor: guard, from the NVMe driver and the block layer" \
 		"$(jq -c '.[0] | [.kind, (.sources | sort)]' <<<"$j")" '["guard",["block","nvme"]]'
 	expect_eq "monitor: the namespace has a by-id name" "$(grep -c '^/dev/disk/by-id/' <<<"$stable")" 1
-	expect_eq "monitor: by the namespace's stable name" "$(jq -r '.[0].disk_stable // .[0].device' <<<"$j")" "$stable"
-	expect_eq "monitor: the whole-disk LBA" "$(jq '.[0].disk_lba' <<<"$j")" "$lba"
+	expect_eq "monitor: by the namespace's stable name" "$(jq -r '.[0]."disk-stable" // .[0].device' <<<"$j")" "$stable"
+	expect_eq "monitor: the whole-disk LBA" "$(jq '.[0]."disk-lba"' <<<"$j")" "$lba"
 	expect_eq "monitor: the partition and its LBA" "$(jq -c '.[0].above[0] | [(.device | test("p1$")), .lba]' <<<"$j")" \
 		"[true,$plba]"
 	expect_eq "monitor: the file and the offset" "$(jq -c '[.[0].files[] | [.path, .offset]]' <<<"$j")" \
 		'[["/mnt/e/victim.bin",8192]]'
 	expect_eq "monitor: the scrub around it finds the one bad block" \
-		"$(jq -c '.[0].rescrub | [.status, .bad_blocks, .bad_lbas]' <<<"$j")" "[\"complete\",1,[$lba]]"
+		"$(jq -c '.[0].rescrub | [.status, ."bad-blocks", ."bad-lbas"]' <<<"$j")" "[\"complete\",1,[$lba]]"
 	expect_eq "monitor: restarted, repeats nothing" "$(vm_json again)" ""
 	expect_eq "monitor: restarted, exit" "$(vm_json_status again)" 0
 }
@@ -111,7 +111,7 @@ integrityctl -J monitor --no-state --no-owners --repair >/tmp/mon.json 2>/tmp/mo
 mon=$!
 dd if=/dev/md0 of=/dev/null bs=4096 skip=125 count=1 iflag=direct 2>/dev/null || vm_fail "md0 did not read from its good copy"
 vm_wait 120 grep -q '"md-corrected"' /tmp/mon.json || vm_fail "no md event from the monitor"
-vm_wait 120 grep -q '"member_lba":3064' /tmp/mon.json || vm_fail "no repair of the block nothing read"
+vm_wait 120 grep -q '"member-lba":3064' /tmp/mon.json || vm_fail "no repair of the block nothing read"
 kill -TERM $mon
 wait $mon
 echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
@@ -123,13 +123,13 @@ EOF2
 	ra=$(sed -n 's/^NAME r1a //p' <<<"$VM_OUTPUT")
 	j=$(vm_json mon | jq -cs 'map(select(.kind != "more"))')
 	expect_eq "md: the member's error, with md0's LBA above it" \
-		"$(jq -c "[.[] | select(.kname == \"$ra\" and .kind == \"guard\") | [.disk_lba, (.above | map(select(.device == \"md0\")) | .[0].lba)]] | .[0]" <<<"$j")" \
+		"$(jq -c "[.[] | select(.kname == \"$ra\" and .kind == \"guard\") | [.\"disk-lba\", (.above | map(select(.device == \"md0\")) | .[0].lba)]] | .[0]" <<<"$j")" \
 		'[3048,1000]'
 	expect_eq "md: its line, on the member" \
 		"$(jq -c "[.[] | select(.kind == \"md-corrected\") | [.kname, .array, .sources]] | .[0]" <<<"$j")" \
 		"[\"$ra\",\"md0\",[\"md\"]]"
 	expect_eq "md: the block nothing read, found around the error and repaired" \
-		"$(jq -c '[.[].repairs[]? | select(.member_lba == 3064) | [.device, .lba, .result]] | .[0]' <<<"$j")" \
+		"$(jq -c '[.[].repairs[]? | select(."member-lba" == 3064) | [.device, .lba, .result]] | .[0]' <<<"$j")" \
 		'["md0",1016,"repaired"]'
 	expect_eq "md: a scrub afterwards is clean" "$(vm_json_status after)" 0
 }
@@ -195,14 +195,14 @@ EOF2
 	dm=$(sed -n 's/^DM //p' <<<"$VM_OUTPUT")
 	j=$(vm_json mon | jq -cs 'map(select(.kind != "more"))')
 	expect_eq "xfs: the file and the offset" \
-		"$(jq -c "[.[] | select(.disk_lba == $x) | .files[] | [.path, .offset, .filesystem.type]] | .[0]" <<<"$j")" \
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $x) | .files[] | [.path, .offset, .filesystem.type]] | .[0]" <<<"$j")" \
 		'["/mnt/x/victim.bin",8192,"xfs"]'
 	expect_eq "dm-linear: the file under the dm device's mount" \
-		"$(jq -c "[.[] | select(.disk_lba == $e) | .files[] | [.path, .offset]] | .[0]" <<<"$j")" \
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .files[] | [.path, .offset]] | .[0]" <<<"$j")" \
 		'["/mnt/d/victim.bin",8192]'
 	expect_eq "dm-linear: the partition and the dm device above" \
-		"$(jq -c "[.[] | select(.disk_lba == $e) | .above | map(.device | test(\"p2\$\") or . == \"$dm\")] | .[0]" <<<"$j")" \
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .above | map(.device | test(\"p2\$\") or . == \"$dm\")] | .[0]" <<<"$j")" \
 		'[true,true]'
 	expect_eq "both: the scrub around each finds its bad block" \
-		"$(jq -c "[.[] | select(.disk_lba == $x or .disk_lba == $e) | .rescrub.bad_blocks] | sort" <<<"$j")" '[1,1]'
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $x or .\"disk-lba\" == $e) | .rescrub.\"bad-blocks\"] | sort" <<<"$j")" '[1,1]'
 }

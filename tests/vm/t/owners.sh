@@ -88,7 +88,7 @@ EOF
 	# jq: the files of the bad block at LBA.
 	files() { jq -c --argjson l "$(at "$2")" "[.errors[] | select(.lba == \$l) | .files[] | $3]" <<<"$1"; }
 	j=$(vm_json unmounted)
-	expect_eq "unmounted: bad blocks" "$(jq .bad_blocks <<<"$j")" 8
+	expect_eq "unmounted: bad blocks" "$(jq '."bad-blocks"' <<<"$j")" 8
 	expect_eq "unmounted: ext4 file, both paths, the offset" "$(files "$j" e-file '[.path, .offset]')" \
 		'[["/other/link.bin",307200],["/victim.bin",307200]]'
 	expect_eq "unmounted: ext4 sparse file" "$(files "$j" e-sparse '[.path, .offset]')" '[["/sparse",413696]]'
@@ -110,7 +110,7 @@ EOF
 		'[["/mnt/x/other/link.bin",204800,"xfs"],["/mnt/x/victim.bin",204800,"xfs"]]'
 	expect_eq "mounted: xfs sparse file" "$(files "$j" x-sparse '[.path, .offset]')" '[["/mnt/x/sparse",409600]]'
 	expect_eq "mounted: xfs free space" "$(files "$j" x-free .free)" '[true]'
-	expect_eq "mounted: damaged files" "$(jq .damaged_files <<<"$j")" 5
+	expect_eq "mounted: damaged files" "$(jq '."damaged-files"' <<<"$j")" 5
 	expect_output '^  /mnt/e/victim\.bin: file offset 307200 length 512 inode '
 	j=$(vm_json dm)
 	expect_eq "dm-linear: the file on the device above" \

@@ -54,16 +54,16 @@ EOF2
 		expect_eq "$k: one document, $PAR_K devices" "$(jq '.devices | length' <<<"$j")" $PAR_K
 		expect_eq "$k: every device complete" "$(jq -r '[.devices[].status] | unique | join(",")' <<<"$j")" complete
 		expect_eq "$k: each to its end" \
-			"$(jq '[.devices[] | .done == .range_end and .range_end == .blocks_checked] | all' <<<"$j")" true
-		expect_eq "$k: totals" "$(jq -c '.totals | [.devices, .complete, .bad_blocks]' <<<"$j")" "[$PAR_K,$PAR_K,3]"
+			"$(jq '[.devices[] | .done == ."range-end" and ."range-end" == ."blocks-checked"] | all' <<<"$j")" true
+		expect_eq "$k: totals" "$(jq -c '.totals | [.devices, .complete, ."bad-blocks"]' <<<"$j")" "[$PAR_K,$PAR_K,3]"
 		# Each namespace exactly its own bad blocks, whichever name it has.
 		expect_eq "$k: each device exactly its bad blocks" \
 			"$(jq -c '[.devices[] | [.errors[] | [.lba, .tag]]] | sort' <<<"$j")" \
 			'[[],[[7,"ref"],[2000,"guard"]],[[100,"guard"]]]'
-		expect_eq "$k: exit status per device" "$(jq -c '[.devices[].exit_status] | sort' <<<"$j")" '[0,1,1]'
+		expect_eq "$k: exit status per device" "$(jq -c '[.devices[]."exit-status"] | sort' <<<"$j")" '[0,1,1]'
 	done
 	# 3 x 2 MiB and their tags at 2 MiB/s in all: three seconds at least.
 	expect_eq "rate: the total --rate held" \
-		"$(jq '.totals.elapsed_seconds >= 2.9' <<<"$(vm_json rate)")" true
+		"$(jq '.totals."elapsed" >= 2.9' <<<"$(vm_json rate)")" true
 	return 0
 }

@@ -41,7 +41,7 @@ EOF
 	expect_eq "auto: exit" "$(vm_json_status auto)" 1
 	expect_eq "auto: bad blocks (app tags unchecked)" \
 		"$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$j")" '[[100,"guard"],[200,"guard"],[400,"ref"]]'
-	expect_eq "auto: every block checked" "$(jq '.blocks_checked == (.range_end - .range_start)' <<<"$j")" true
+	expect_eq "auto: every block checked" "$(jq '."blocks-checked" == (."range-end" - ."range-start")' <<<"$j")" true
 	j=$(vm_json host)
 	expect_eq "host: bad blocks and tags" "$(jq -c '[.errors[] | [.lba, .tag]]' <<<"$j")" \
 		'[[100,"guard"],[200,"guard"],[300,"app"],[400,"ref"]]'
@@ -57,7 +57,7 @@ EOF
 		'[[100,"protection"],[200,"protection"],[400,"protection"]]'
 	expect_eq "kernel: the error in words, not strerror(EILSEQ)" \
 		"$(jq -r '[.errors[].error] | unique | .[]' <<<"$j")" "protection check failed"
-	expect_eq "kernel: the rest was read" "$(jq '.blocks_checked == (.range_end - .range_start)' <<<"$j")" true
+	expect_eq "kernel: the rest was read" "$(jq '."blocks-checked" == (."range-end" - ."range-start")' <<<"$j")" true
 }
 
 test_nvme_partition() {
@@ -85,8 +85,8 @@ EOF
 		expect_eq "$run: its partition" "$(jq -c '.errors[0].partition | [.number, .offset]' <<<"$j")" '[2,50]'
 		expect_eq "$run: partition name" "$(jq -r '.errors[0].partition.name' <<<"$j")" nvme0n1p2
 	done
-	expect_eq "part: 8 MiB checked" "$(jq .blocks_checked <<<"$(vm_json part)")" 16384
-	expect_eq "part: based at the partition's start" "$(jq .lba_base <<<"$(vm_json part)")" 18432
+	expect_eq "part: 8 MiB checked" "$(jq '."blocks-checked"' <<<"$(vm_json part)")" 16384
+	expect_eq "part: based at the partition's start" "$(jq '."lba-base"' <<<"$(vm_json part)")" 18432
 	expect_output '^ *18482 +2 +nvme0n1p2 +50 .* guard '
 }
 
@@ -123,9 +123,9 @@ EOF
 	local j next
 	j=$(vm_json resumed)
 	next=$(sed -n 's/^NEXT //p' <<<"$VM_OUTPUT")
-	expect_eq "resumed where the checkpoint was" "$(jq .resumed_from <<<"$j")" "$next"
-	expect_eq "resumed to the end" "$(jq '.done == .range_end' <<<"$j")" true
-	expect_eq "every block counted once" "$(jq '.blocks_checked == .range_end' <<<"$j")" true
+	expect_eq "resumed where the checkpoint was" "$(jq '."resumed-from"' <<<"$j")" "$next"
+	expect_eq "resumed to the end" "$(jq '.done == ."range-end"' <<<"$j")" true
+	expect_eq "every block counted once" "$(jq '."blocks-checked" == ."range-end"' <<<"$j")" true
 	expect_eq "both bad blocks, whichever run found them" "$(jq -c '[.errors[].lba]' <<<"$j")" '[1000,60000]'
 }
 
@@ -145,9 +145,9 @@ EOF
 	expect_eq "auto: kernel method" "$(jq -r .method <<<"$j")" kernel
 	expect_eq "auto: clean" "$(vm_json_status auto)" 0
 	expect_eq "auto: protection" "$(jq -r .protection <<<"$j")" T10-DIF-TYPE1-CRC
-	expect_eq "auto: all 32768 blocks" "$(jq .blocks_checked <<<"$j")" 32768
+	expect_eq "auto: all 32768 blocks" "$(jq '."blocks-checked"' <<<"$j")" 32768
 	expect_eq "device (VERIFY 16): clean" "$(vm_json_status device)" 0
-	expect_eq "device: all blocks" "$(jq .blocks_checked <<<"$(vm_json device)")" 32768
+	expect_eq "device: all blocks" "$(jq '."blocks-checked"' <<<"$(vm_json device)")" 32768
 }
 
 # scsi_debug corrupts the PI of every 50th command: the kernel reports
@@ -165,8 +165,8 @@ EOF
 	local j
 	j=$(vm_json injected)
 	expect_eq "injected: exit 1" "$(vm_json_status injected)" 1
-	expect_eq "injected: errors found" "$(jq '.bad_blocks > 0' <<<"$j")" true
-	expect_eq "injected: went on to the end" "$(jq '.done == .range_end' <<<"$j")" true
+	expect_eq "injected: errors found" "$(jq '."bad-blocks" > 0' <<<"$j")" true
+	expect_eq "injected: went on to the end" "$(jq '.done == ."range-end"' <<<"$j")" true
 	expect_eq "injected: kinds" "$(jq -c '[.errors[].kind] | unique' <<<"$j")" '["protection"]'
 }
 
@@ -190,8 +190,8 @@ EOF
 	expect_eq "dm: exit 1" "$(vm_json_status dm)" 1
 	expect_eq "dm: I/O errors at exactly the error target, one range" \
 		"$(jq -c '[.errors[] | select(.kind == "io") | [.lba, .count]]' <<<"$j")" '[[8192,16]]'
-	expect_eq "dm: io_errors" "$(jq .io_errors <<<"$j")" 16
-	expect_eq "dm: went on to the end" "$(jq '.done == .range_end' <<<"$j")" true
+	expect_eq "dm: io_errors" "$(jq '."io-errors"' <<<"$j")" 16
+	expect_eq "dm: went on to the end" "$(jq '.done == ."range-end"' <<<"$j")" true
 }
 
 # The same error target, a scrub stopped by SIGTERM while --rate holds back
@@ -228,6 +228,6 @@ EOF
 		expect_eq "$engine: the unreadable blocks, across the stop" \
 			"$(jq -c '[.errors[] | [.lba, .count, .kind]]' <<<"$j")" '[[14,7,"io"]]'
 		expect_eq "$engine: complete" "$(jq -r '.status' <<<"$j")" complete
-		expect_eq "$engine: every block checked once" "$(jq '.blocks_checked == .range_end' <<<"$j")" true
+		expect_eq "$engine: every block checked once" "$(jq '."blocks-checked" == ."range-end"' <<<"$j")" true
 	done
 }

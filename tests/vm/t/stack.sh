@@ -153,24 +153,24 @@ EOF
 			[ "$mm" = "$m" ] || continue
 			[ "$slot" = none ] && slot=null
 			expect_eq "$m member $name" \
-				"$(jq -c --arg n "$name" '.md.members[] | select(.name == $n) | [.slot, .offset, .state, .errors]' <<<"$j")" \
+				"$(jq -c --arg n "$name" '.md.members[] | select(.name == $n) | [.slot, .offset, .state, ."read-errors"]' <<<"$j")" \
 				"[$slot,$offset,\"$state\",$errors]"
 		done < <(grep '^MEMBER ' <<<"$VM_OUTPUT")
 		read -r _ _ chunk disks mismatch < <(grep "^MDINFO $m " <<<"$VM_OUTPUT")
-		expect_eq "$m chunk, disks, mismatch_cnt" "$(jq -c '.md | [.chunk_size, .raid_disks, .mismatch_cnt]' <<<"$j")" \
+		expect_eq "$m chunk, disks, mismatch_cnt" "$(jq -c '.md | [."chunk-size", ."raid-disks", ."mismatch-cnt"]' <<<"$j")" \
 			"[$chunk,$disks,$mismatch]"
 	done
 	# RAID1 carries its members' profile; RAID5 registers none: PI stops there.
-	expect_eq "md0: PI end to end" "$(jq '.stack.protection.end_to_end' <<<"$(vm_json show_md0)")" true
+	expect_eq "md0: PI end to end" "$(jq '.stack.protection."end-to-end"' <<<"$(vm_json show_md0)")" true
 	j=$(vm_json show_md1)
 	if [ "$(jq -r '.kernel.format' <<<"$j")" = none ]; then
-		expect_eq "md1: PI stops at md1" "$(jq -r '.stack.protection | "\(.end_to_end) \(.stops_at)"' <<<"$j")" "false md1"
+		expect_eq "md1: PI stops at md1" "$(jq -r '.stack.protection | "\(."end-to-end") \(."stops-at")"' <<<"$j")" "false md1"
 	else
-		expect_eq "md1: PI end to end" "$(jq '.stack.protection.end_to_end' <<<"$j")" true
+		expect_eq "md1: PI end to end" "$(jq '.stack.protection."end-to-end"' <<<"$j")" true
 	fi
-	expect_eq "md1 read_check" "$(jq -r '.kernel.read_check' <<<"$j")" below
-	expect_eq "md0 read_check" "$(jq -r '.kernel.read_check' <<<"$(vm_json show_md0)")" below
-	expect_eq "md0 read_verify wording" "$(jq -r '.kernel.read_verify_text' <<<"$(vm_json show_md0)")" \
+	expect_eq "md1 read_check" "$(jq -r '.kernel."read-check"' <<<"$j")" below
+	expect_eq "md0 read_check" "$(jq -r '.kernel."read-check"' <<<"$(vm_json show_md0)")" below
+	expect_eq "md0 read_verify wording" "$(jq -r '.kernel."read-verify-text"' <<<"$(vm_json show_md0)")" \
 		"md ignores it: the devices below decide"
 
 	# dm tables through libdevmapper, as dmsetup prints them.
@@ -181,29 +181,29 @@ EOF
 	j=$(vm_json show_lin1)
 	read -r _ _ s l t p < <(grep '^TABLE lin1 ' <<<"$VM_OUTPUT")
 	expect_eq "lin1 table" "$(jq -r '.stack.table[0] | "\(.start) \(.length) \(.type) \(.params)"' <<<"$j")" "$s $l $t $p"
-	expect_eq "lin1 dm_name" "$(jq -r '.stack.dm_name' <<<"$j")" lin1
+	expect_eq "lin1 dm_name" "$(jq -r '.stack."dm-name"' <<<"$j")" lin1
 	expect_eq "lin1 inherits md0's profile" "$(jq -r '.kernel.format' <<<"$j")" \
 		"$(sed -n "s/^FORMAT md0 //p" <<<"$VM_OUTPUT")"
-	expect_eq "lin1: PI end to end" "$(jq '.stack.protection.end_to_end' <<<"$j")" true
+	expect_eq "lin1: PI end to end" "$(jq '.stack.protection."end-to-end"' <<<"$j")" true
 
 	# dm-crypt: no profile; PI stops there, the namespaces below still check.
 	j=$(vm_json show_crypt1)
 	expect_eq "crypt1 format" "$(jq -r '.kernel.format' <<<"$j")" "$(sed -n "s/^FORMAT $cry //p" <<<"$VM_OUTPUT")"
-	expect_eq "crypt1 stops_at" "$(jq -r '.stack.protection | "\(.end_to_end) \(.stops_at)"' <<<"$j")" "false $cry"
-	expect_eq "crypt1 read_check" "$(jq -r '.kernel.read_check' <<<"$j")" below
+	expect_eq "crypt1 stops_at" "$(jq -r '.stack.protection | "\(."end-to-end") \(."stops-at")"' <<<"$j")" "false $cry"
+	expect_eq "crypt1 read_check" "$(jq -r '.kernel."read-check"' <<<"$j")" below
 	expect_eq "crypt1 key hidden" "$(jq -r '.stack.table[0].params | split(" ")[1] | test("^0+$")' <<<"$j")" true
 	if [ "$(jq -r '.kernel.format' <<<"$j")" = none ]; then
 		expect_eq "crypt1: no 'the kernel verifies' without a profile" \
-			"$(jq -r '[.kernel.read_verify_text, .kernel.device_is_integrity_capable_text] | map(select(. != null)) | map(test("verifies PI on reads|checks PI itself")) | any' <<<"$j")" false
+			"$(jq -r '[.kernel."read-verify-text", .kernel."device-is-integrity-capable-text"] | map(select(. != null)) | map(test("verifies PI on reads|checks PI itself")) | any' <<<"$j")" false
 	fi
 	# dm-integrity: checks its own tags; PI stops at it.
 	j=$(vm_json show_int1)
-	expect_eq "int1 read_check" "$(jq -r '.kernel.read_check' <<<"$j")" device
-	expect_eq "int1 stops_at" "$(jq -r '.stack.protection.stops_at' <<<"$j")" "$int"
+	expect_eq "int1 read_check" "$(jq -r '.kernel."read-check"' <<<"$j")" device
+	expect_eq "int1 stops_at" "$(jq -r '.stack.protection."stops-at"' <<<"$j")" "$int"
 	expect_eq "int1 table type" "$(jq -r '.stack.table[0].type' <<<"$j")" integrity
 
 	# Mixed members.
 	j=$(vm_json show_mixed)
-	expect_eq "mixed member" "$(jq -r '.stack.mixed_members[0].member' <<<"$j")" loop0
+	expect_eq "mixed member" "$(jq -r '.stack."mixed-members"[0].member' <<<"$j")" loop0
 	expect_eq "mixed member slot" "$(jq -c '.md.members[] | select(.name == "loop0") | [.slot, .state]' <<<"$j")" '[null,"spare"]'
 }

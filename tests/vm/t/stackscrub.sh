@@ -105,7 +105,7 @@ EOF
 		"[[\"$r1a\",3048,1,\"guard\",[[\"md0\",1000]]],[\"$r1a\",6048,1,\"guard\",[[\"md0\",4000]]],[\"$r1b\",6048,1,\"guard\",[[\"md0\",4000]]]]"
 	expect_eq "md0: md repaired nothing before the record" "$(sed -n 's/^CORRECTED //p' <<<"$VM_OUTPUT")" 0
 	expect_eq "md0: counters in the report" \
-		"$(jq -c '.[0].arrays | map([.device, .level, .mismatch_cnt, (.members | length)])' <<<"$j")" \
+		"$(jq -c '.[0].arrays | map([.device, .level, ."mismatch-cnt", (.members | length)])' <<<"$j")" \
 		'[["md0","raid1",0,2]]'
 	expect_output "^TEXT +3048 +guard .* md0:1000$"
 	expect_output "^TEXT   md0 \(raid1\): mismatch_cnt 0; $r1a errors 0 bad_blocks -"
@@ -148,7 +148,7 @@ EOF
 
 	# --repair: md rewrites the block bad on one mirror from the other and
 	# it verifies clean; the block bad on both is left, said once.
-	j=$(docs repair | jq -c '.[] | select(.repairs) | .repairs | map([.device, .lba, .member, .member_lba, .result])')
+	j=$(docs repair | jq -c '.[] | select(.repairs) | .repairs | map([.device, .lba, .member, ."member-lba", .result])')
 	expect_eq "repair: results" "$j" \
 		"[[\"md0\",1000,\"$r1a\",3048,\"repaired\"],[\"md0\",4000,\"$r1a\",6048,\"bad-on-every-copy\"]]"
 	expect_eq "repair: exit (a block stays bad)" "$(vm_json_status repair)" 1

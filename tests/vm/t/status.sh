@@ -70,12 +70,13 @@ expect_eq "sdX20 after re-read" "\$(ictl_col \${d}20 EXT)" 1
 EOF
 	local st sh pl
 	st=$(vm_json status) sh=$(vm_json show) pl=$(vm_json part)
+	expect_json_rule status show part
 	expect_eq "status -J profile" "$(jq -r '.blockdevices[0].profile' <<<"$st")" T10-DIF-TYPE1-CRC
 	expect_eq "status -J interval" "$(jq '.blockdevices[0].interval' <<<"$st")" 512
 	expect_eq "status -J pi-type" "$(jq '.blockdevices[0]."pi-type"' <<<"$st")" 1
 	expect_eq "status -J read-verify" "$(jq '.blockdevices[0]."read-verify"' <<<"$st")" true
-	expect_eq "show -J prot_en" "$(jq '.scsi.prot_en' <<<"$sh")" 1
-	expect_eq "show -J p_type_text" "$(jq -r '.scsi.p_type_text' <<<"$sh")" "Type 1"
+	expect_eq "show -J prot-en" "$(jq '.scsi."prot-en"' <<<"$sh")" true
+	expect_eq "show -J p_type_text" "$(jq -r '.scsi."p-type-text"' <<<"$sh")" "Type 1"
 	expect_eq "show -J kernel format" "$(jq -r '.kernel.format' <<<"$sh")" T10-DIF-TYPE1-CRC
 	expect_eq "part list: extended partitions" \
 		"$(jq -c '[.partitions[] | select(.ext) | .nr]' <<<"$pl")" '[16,17,18,19,20]'
@@ -90,8 +91,8 @@ expect_eq PROFILE-name "\$(ictl_col \$d PROFILE)" T10-DIF-TYPE3-CRC
 expect_eq INTERVAL "\$(ictl_col \$d INTERVAL)" 4096
 expect_eq PI-TYPE-3 "\$(ictl_col \$d PI-TYPE)" 3
 EOF
-	expect_eq "show -J p_type_text" "$(vm_json show | jq -r '.scsi.p_type_text')" "Type 3"
-	expect_eq "show -J block_length" "$(vm_json show | jq '.scsi.block_length')" 4096
+	expect_eq "show -J p_type_text" "$(vm_json show | jq -r '.scsi."p-type-text"')" "Type 3"
+	expect_eq "show -J block_length" "$(vm_json show | jq '.scsi."block-length"')" 4096
 }
 
 test_scsi_nopi() {
@@ -130,11 +131,11 @@ ictl_json idns nvme id-ns -o json /dev/$d
 nvme_host_checks() {
 	local sh idns
 	sh=$(vm_json show) idns=$(vm_json idns)
-	expect_eq "lba formats: data sizes" "$(jq -c '[.nvme.lba_formats[].data_size]' <<<"$sh")" \
+	expect_eq "lba formats: data sizes" "$(jq -c '[.nvme."lba-formats"[]."data-size"]' <<<"$sh")" \
 		"$(jq -c '[.lbafs[] | pow(2; .ds)]' <<<"$idns")"
-	expect_eq "lba formats: metadata sizes" "$(jq -c '[.nvme.lba_formats[].metadata_size]' <<<"$sh")" \
+	expect_eq "lba formats: metadata sizes" "$(jq -c '[.nvme."lba-formats"[]."metadata-size"]' <<<"$sh")" \
 		"$(jq -c '[.lbafs[].ms]' <<<"$idns")"
-	expect_eq "format in use" "$(jq '[.nvme.lba_formats[] | select(.in_use) | .index][0]' <<<"$sh")" \
+	expect_eq "format in use" "$(jq '[.nvme."lba-formats"[] | select(."in-use") | .index][0]' <<<"$sh")" \
 		"$(jq '.flbas % 16' <<<"$idns")"
 }
 
@@ -146,7 +147,8 @@ expect_eq PI-TYPE-1 "\$(ictl_col \$d PI-TYPE)" 1
 expect_eq guard_bits "\$(ictl_show \$d guard_bits)" 16
 EOF
 	nvme_host_checks
-	expect_eq "show -J dps_text" "$(vm_json show | jq -r '.nvme.dps_text')" "Type 1, PI first in the metadata"
+	expect_eq "show -J dps-text" "$(vm_json show | jq -r '.nvme."dps-text"')" "Type 1, PI first in the metadata"
+	expect_json_rule show
 }
 
 # PI last in 16 bytes of metadata: 6.1 registers nop, 6.12 the PI profile;
@@ -160,7 +162,7 @@ expect_eq PROFILE-kernel "\$(ictl_col \$d PROFILE)" $want
 expect_eq PI-TYPE-1 "\$(ictl_col \$d PI-TYPE)" 1
 EOF
 	nvme_host_checks
-	expect_eq "show -J dps_text" "$(vm_json show | jq -r '.nvme.dps_text')" "Type 1, PI last in the metadata"
+	expect_eq "show -J dps-text" "$(vm_json show | jq -r '.nvme."dps-text"')" "Type 1, PI last in the metadata"
 }
 
 test_nvme_crc64() {

@@ -57,7 +57,7 @@ EOF2
 		j=$(vm_json $m)
 		expect_eq "$m: exit 1" "$(vm_json_status $m)" 1
 		expect_eq "$m: complete" "$(jq -r .status <<<"$j")" complete
-		expect_eq "$m: to the end" "$(jq '.done == .range_end and .range_end == 8065' <<<"$j")" true
+		expect_eq "$m: to the end" "$(jq '.done == ."range-end" and ."range-end" == 8065' <<<"$j")" true
 		# A scrub that ignores --rate finishes before it can be stopped; how
 		# many stops a rate-limited one takes depends on its request size.
 		expect_output "^STOPS $m runs=[0-9]+ int=[1-9][0-9]* term=[1-9][0-9]* kill=[1-9][0-9]*$"

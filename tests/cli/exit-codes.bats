@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# bats_require_minimum_version 1.5.0 (run --separate-stderr)
+# The common mistakes, each with the exit status of integrityctl(8)'s
+# table (0 ok, 1 findings, 2 usage, 3 failure, 4 interrupted with state
+# saved) and one message that starts with the program's name, once.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load ../fixtures/sysfs
+
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+	sysfs_example_tree "$BATS_TEST_TMPDIR/sys"
+	random_file data 65536 5
+	ictl -q pi generate data -O good.dif
+	cp good.dif bad.dif
+	ictl -q pi inject --block 3 --tag guard bad.dif
+	head -c 1000 data >data.odd
+}
+
+teardown() {
+	[ -z "${pub:-}" ] || rm -rf "$pub"
+	[ -z "${loopdev:-}" ] || { partx -d "$loopdev" 2>/dev/null; losetup -d "$loopdev"; }
+}
+
+# Each line of the table on standard input: the exit status wanted, a
+# tab, the arguments (split on blanks; @DISK@ and @PART@ stand for a
+# loop device and its first partition).  Every one must exit so, and a
+# failure must say why in one message: "integrityctl: " once, at the start.
+check_table() {
+	local want args line bad=0
+	while IFS=$'\t' read -r want args; do
+		[ -n "$want" ] && [ "${want#\#}" = "$want" ] || continue
+		args=${args//@DISK@/${loopdev:-}}
+		args=${args//@PART@/${loopdev:-}p1}
+		# shellcheck disable=SC2086
+		run --separate-stderr "${runas[@]}" "$INTEGRITYCTL" $args
+		line=${stderr%%$'\n'*}
+		if [ "$status" -ne "$want" ]; then
+			echo "integrityctl $args: exit $status, not $want: $line" >&2
+			bad=1
+		elif [ "$want" -ge 2 ] && ! [[ $line == "integrityctl: "?* && $line != *"integrityctl: integrityctl"* ]]; then
+			echo "integrityctl $args: the message is not in the one form: '$line'" >&2
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+@test "exit status of the common mistakes: unknown names, missing and bad arguments, conflicts, missing objects" {
+	runas=()
+	check_table <<'EOF'
+0	pi verify good.dif
+0	status --sysfs-root sys
+1	pi verify bad.dif
+1	scrub --no-state --format T10-DIF-TYPE1-CRC bad.dif
+# Unknown command, subcommand, option, column, profile.
+2	stauts
+2	pi
+2	part
+2	pi verfy good.dif
+2	part lst sda
+2	status --nosuch
+2	scrub --no-stat good.dif
+2	status --sysfs-root sys -o NAME,NOSUCH
+2	pi verify --format T10-DIF-TYPE9-CRC good.dif
+# A missing argument or operand.
+2	scrub
+2	show
+2	resolve
+2	pi verify
+2	pi generate data
+2	set --sysfs-root sys sda
+2	format --sysfs-root sys sda
+2	audit --root
+# A bad number, size, range or word.
+2	scrub --no-state --format T10-DIF-TYPE1-CRC --rate 12Q good.dif
+2	scrub --no-state --format T10-DIF-TYPE1-CRC --jobs -1 good.dif
+2	scrub --no-state --format T10-DIF-TYPE1-CRC --range 1:x good.dif
+2	scrub --no-state --format T10-DIF-TYPE1-CRC --duration 0 good.dif
+2	pi inject --block x --tag guard good.dif
+2	pi inject --block 1 --tag nosuch good.dif
+2	pi verify --interval 1000 good.dif
+2	set --sysfs-root sys sda read-verify=maybe
+# A partition where a whole disk is needed.
+2	set --sysfs-root sys sda17 read-verify=off
+2	format --sysfs-root sys sda17 --pi-type 1 --yes
+# Conflicting options.
+2	-J -r status --sysfs-root sys
+2	scrub --all --status
+2	scrub --all good.dif
+2	pi generate data -O a.dif --pi-file a.pi
+2	pi generate data -O a.dif -o b.dif
+2	scrub --no-state --format T10-DIF-TYPE1-CRC -O a.json --report b.json good.dif
+2	scrub --no-state --format T10-DIF-TYPE1-CRC -o LBA good.dif
+2	pi verify -o LBA good.dif
+# A file that is no whole number of blocks.
+2	pi verify data.odd
+# What is not there.
+3	status --sysfs-root sys nosuch
+3	show --sysfs-root sys nosuch
+3	resolve --sysfs-root sys nosuch
+3	status --sysfs-root nosuch-dir
+3	pi verify nosuch.dif
+3	scrub --no-state --format T10-DIF-TYPE1-CRC nosuch.dif
+3	scrub --status --state-dir state nosuch.dif
+3	part list /dev/nosuch
+EOF
+}
+
+@test "exit status of the common mistakes: a partition where a disk is needed, on a loop device" {
+	gpt_loop 32M
+	runas=()
+	check_table <<'EOF'
+0	part list @DISK@
+2	part list @PART@
+2	part create @PART@ --count 1 --size 1M --yes
+2	part delete @PART@ 1 --yes
+2	part sync @PART@
+2	format @PART@ --pi-type 1 --dry-run
+2	set @PART@ read-verify=on
+3	format @DISK@ --pi-type 1 --dry-run
+EOF
+}
+
+@test "exit status of the common mistakes: permission problems of a normal user" {
+	require_root
+	command -v setpriv >/dev/null || skip "no setpriv"
+	# A directory every user may enter, outside the test's private one.
+	pub=$(mktemp -d /tmp/integrityctl-exit.XXXXXX)
+	chmod 755 "$pub"
+	cp good.dif bad.dif "$pub/"
+	cp good.dif "$pub/secret.dif"
+	chmod 600 "$pub/secret.dif"
+	mkdir -m 755 "$pub/root-only"
+	cp -a sys "$pub/sys"
+	runas=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	check_table <<EOF
+0	pi verify $pub/good.dif
+1	pi verify $pub/bad.dif
+1	scrub --no-state --format T10-DIF-TYPE1-CRC $pub/bad.dif
+3	pi verify $pub/secret.dif
+3	pi generate $pub/good.dif -O $pub/root-only/out.dif
+3	scrub --format T10-DIF-TYPE1-CRC --state-dir $pub/root-only/state $pub/good.dif
+3	scrub --format T10-DIF-TYPE1-CRC --state-dir $pub/root-only $pub/good.dif
+3	set --sysfs-root $pub/sys sda read-verify=off
+EOF
+	# The state directory is named as the cause, with what to give instead.
+	run --separate-stderr "${runas[@]}" "$INTEGRITYCTL" scrub --format T10-DIF-TYPE1-CRC --state-dir "$pub/root-only" "$pub/good.dif"
+	assert_failure 3
+	[[ $stderr == *"(the state directory: give --state-dir DIR, or --no-state)"* ]] || fail "$stderr"
+}

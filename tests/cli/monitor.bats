@@ -189,6 +189,24 @@ records() {
 	grep -qx 'integrityctl_kernel_messages_suppressed_total 7' metrics/integrityctl_monitor.prom
 }
 
+@test "monitor: a storm of failures the driver and the block layer both log: each counted once" {
+	make_fs
+	for i in $(seq 0 39); do
+		printf '4,%d,%d,-;%s: I/O Cmd(0x2) @ LBA %d, 1 blocks, I/O Error (sct 0x2 / sc 0x82)\n' \
+			$((2 * i + 1)) $((1000000 + 10 * i)) "$k" $((lba + 8 * i))
+		printf '3,%d,%d,-;protection error, dev %s, sector %d op 0x0:(READ)\n' \
+			$((2 * i + 2)) $((1000001 + 10 * i)) "$k" $((lba + 8 * i))
+	done >kmsg
+	mkdir metrics
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub --no-owners --metrics-dir metrics
+	assert_failure 1
+	j=$(jq -cs . <<<"$output")
+	[ "$(jq -c '[.[] | select(.kind == "guard") | .records] | unique' <<<"$j")" = '[2]' ]
+	[ "$(jq '[.[] | select(.kind == "guard")] | length' <<<"$j")" -eq 32 ]
+	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = "[\"$k\",8]" ]
+	grep -qx "integrityctl_kernel_errors_total{device=\"$k\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
+}
+
 @test "monitor on /dev/kmsg: a record a user writes there is not the kernel's, and is no event" {
 	[ -w /dev/kmsg ] || skip "cannot write to /dev/kmsg"
 	mark="forged-$$-$RANDOM"

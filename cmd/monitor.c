@@ -26,6 +26,7 @@
 #endif
 
 #include "cmd.h"
+#include "util/fileio.h"
 #include "util/safefile.h"
 
 /* journalctl MESSAGE_ID=... of an event. */
@@ -47,9 +48,13 @@ static struct {
 	int repair;
 } o;
 
-/* Events kept for --list: the newest, as JSON Lines, at most this much. */
+/* Events kept for --list: appended to EVENTS_NAME, which is renamed to
+ * EVENTS_NAME.1 (the one before is dropped) when it would grow past
+ * EVENTS_MAX; a batch larger than that has a file of its own. */
 #define EVENTS_NAME "monitor.events"
 #define EVENTS_MAX (1u << 20)
+/* A file larger than this is none of the monitor's. */
+#define EVENTS_READ_MAX (64u << 20)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -425,78 +430,76 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 	return r > 0 ? EXIT_BAD : EXIT_CLEAN;
 }
 
-/* The events kept so far (at most EVENTS_MAX bytes, whole lines): a
- * malloc'd string, "" when there are none; NULL with *err on a refusal. */
+/* The events kept in dir: the older file, then the newer; a malloc'd
+ * string of whole lines, "" when there are none; NULL with *err. */
 static char *read_events(const char *dir, int *err)
 {
-	char path[4096];
+	static const char *const names[] = { EVENTS_NAME ".1", EVENTS_NAME };
 	struct stat st;
+	char *all = NULL;
+	size_t len = 0;
 
 	*err = 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path)) {
-		*err = -ENAMETOOLONG;
-		return NULL;
-	}
-	FILE *f = safe_fopen_read(path, 2 * EVENTS_MAX, SAFE_TRUSTED, &st);
-	if (!f && errno == ENOENT)
+	_cleanup_close_ int dfd = safe_open_dir(dir, SAFE_TRUSTED, &st);
+	if (dfd == -ENOENT)
 		return strdup("");
-	if (!f) {
-		*err = -errno;
+	if (dfd < 0) {
+		*err = dfd;
 		return NULL;
 	}
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[65536];
-	size_t k;
-	while (m && (k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, k, m);
-	if (ferror(f))
-		*err = -EIO;
-	fclose(f);
-	if (!m || fclose(m) != 0) {
-		free(buf);
-		*err = -ENOMEM;
-		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		_cleanup_close_ int fd = safe_open_read_at(dfd, names[i], EVENTS_READ_MAX, SAFE_TRUSTED, &st);
+		if (fd == -ENOENT)
+			continue;
+		char *grown = fd < 0 ? NULL : realloc(all, len + (size_t)st.st_size + 1);
+		if (!grown) {
+			*err = fd < 0 ? fd : -ENOMEM;
+			free(all);
+			return NULL;
+		}
+		all = grown;
+		int r = read_full(fd, all + len, (size_t)st.st_size, 0);
+		if (r < 0) {
+			*err = r;
+			free(all);
+			return NULL;
+		}
+		/* Whole lines: a line being appended now is left for later. */
+		size_t n = (size_t)st.st_size;
+		while (n && all[len + n - 1] != '\n')
+			n--;
+		len += n;
 	}
-	return buf;
+	if (!all)
+		return strdup("");
+	all[len] = '\0';
+	return all;
 }
 
-struct events_out {
-	const char *old, *add;
-};
-
-static void write_events(FILE *f, void *data)
+/* Add a batch's events: appended to DIR/monitor.events, which becomes
+ * monitor.events.1 once the next batch would take it past EVENTS_MAX. */
+static int save_events(const char *dir, const char *add, size_t len)
 {
-	const struct events_out *e = data;
-	size_t ol = strlen(e->old), al = strlen(e->add);
-	const char *keep = e->old;
+	struct stat st;
 
-	/* The newest: the oldest whole lines go past the cap. */
-	while (ol + al > EVENTS_MAX && *keep) {
-		const char *nl = strchr(keep, '\n');
-		size_t cut = nl ? (size_t)(nl - keep) + 1 : ol;
-		keep += cut;
-		ol -= cut;
-	}
-	fwrite(keep, 1, ol, f);
-	fwrite(e->add, 1, al, f);
-}
-
-static int save_events(const char *dir, const char *add)
-{
-	char path[4096];
-	int err;
-
-	if (!*add)
+	if (!len)
 		return 0;
-	_cleanup_free_ char *old = read_events(dir, &err);
-	if (!old)
-		return err;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	struct events_out e = { old, add };
-	return safe_write_file(path, SAFE_REPLACE, 0600, write_events, &e);
+	_cleanup_close_ int dfd = safe_open_dir(dir, SAFE_TRUSTED, &st);
+	if (dfd < 0)
+		return dfd;
+	int fd = safe_open_append_at(dfd, EVENTS_NAME, 0600, &st);
+	if (fd >= 0 && st.st_size > 0 && (uint64_t)st.st_size + len > EVENTS_MAX) {
+		close(fd);
+		if (renameat(dfd, EVENTS_NAME, dfd, EVENTS_NAME ".1") < 0)
+			return -errno;
+		fd = safe_open_append_at(dfd, EVENTS_NAME, 0600, &st);
+	}
+	if (fd < 0)
+		return fd;
+	int r = write_all(fd, add, len);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
 }
 
 /* --list: the events kept, since a time. */
@@ -659,7 +662,7 @@ int cmd_monitor(int argc, const char **argv)
 			FILE *log = state ? open_memstream(&logbuf, &loglen) : NULL;
 			int f = flush(mon, log);
 			if (log && fclose(log) == 0) {
-				int w = save_events(state, logbuf);
+				int w = save_events(state, logbuf, loglen);
 				if (w < 0)
 					warnx_obj(state, "cannot keep the events for --list: %s", safe_strerror(w));
 			}

@@ -130,6 +130,41 @@ records() {
 	assert_failure 2
 }
 
+@test "monitor --list: the events file is appended to and rotated, within its bound, the newest kept" {
+	mkdir empty
+	pad=$(printf '%0200d' 0)
+	# 9000 failures on 300 devices that are gone (30 each, all shown):
+	# several MiB of events.
+	awk -v pad="$pad" 'BEGIN {
+		for (i = 1; i <= 9000; i++)
+			printf "3,%d,%d,-;protection error, dev nvme%dn1, sector %d op 0x0:(READ) %s\n",
+				i, i, i % 300, i * 8, pad
+	}' >kmsg
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --state-dir state --no-rescrub \
+		--no-owners --history absent
+	assert_failure 1
+	[ "${#lines[@]}" -eq 9000 ]
+	[ "$(stat -c %s state/monitor.events)" -le 1048576 ]
+	[ "$(stat -c %s state/monitor.events.1)" -le 1048576 ]
+	[ "$(stat -c %a state/monitor.events)" = 600 ]
+	run --separate-stderr ictl -J monitor --list --state-dir state
+	assert_success
+	# The newest, in order, up to the last; the oldest dropped.
+	seqs=$(jq -s -c 'map(.seq)' <<<"$output")
+	[ "$(jq 'last' <<<"$seqs")" -eq 9000 ]
+	[ "$(jq 'first' <<<"$seqs")" -gt 1 ]
+	[ "$(jq '. == (. | sort) and length == (last - first + 1)' <<<"$seqs")" = true ]
+	# The state is root's own: a link at the events file is not written through.
+	rm state/monitor.events
+	ln -s "$PWD/target" state/monitor.events
+	printf '3,9001,9001,-;protection error, dev nvme1n1, sector 8 op 0x0:(READ)\n' >kmsg
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --state-dir state --no-rescrub \
+		--no-owners --history absent
+	assert_failure 1
+	[[ $stderr == *"cannot keep the events for --list"* ]]
+	[ ! -e target ]
+}
+
 @test "monitor: a device that is gone gets the stable name the device-number history gave it" {
 	sys=$BATS_TEST_TMPDIR/sys
 	sysfs_example_tree "$sys"
@@ -203,8 +238,10 @@ records() {
 	j=$(jq -cs . <<<"$output")
 	[ "$(jq -c '[.[] | select(.kind == "guard") | .records] | unique' <<<"$j")" = '[2]' ]
 	[ "$(jq '[.[] | select(.kind == "guard")] | length' <<<"$j")" -eq 32 ]
-	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = "[\"$k\",8]" ]
-	grep -qx "integrityctl_kernel_errors_total{device=\"$k\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
+	# The stable name, or the kernel's while udev has none yet.
+	dev=$(jq -r '.[0].device' <<<"$j")
+	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = "[\"$dev\",8]" ]
+	grep -qxF "integrityctl_kernel_errors_total{device=\"$dev\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
 }
 
 @test "monitor on /dev/kmsg: a record a user writes there is not the kernel's, and is no event" {

@@ -40,6 +40,8 @@ static struct {
 	int no_owners;
 	char *metrics_dir;
 	char *exec;
+	int start_unit;
+	char *runtime_dir;
 	int journal;
 	char *around;
 	char *history;
@@ -47,6 +49,10 @@ static struct {
 	char *since;
 	int repair;
 } o;
+
+/* --start-unit: where the events for integrity-event@.service go (the
+ * unit's EnvironmentFile=). */
+#define DEFAULT_RUNTIME_DIR "/run/integrityctl"
 
 /* Events kept for --list: appended to EVENTS_NAME, which is renamed to
  * EVENTS_NAME.1 (the one before is dropped) when it would grow past
@@ -269,44 +275,133 @@ static void journal_event(const struct integrity_monitor_event *s)
 }
 #endif
 
+/* The event as a hook sees it: INTEGRITY_* names and their values, in
+ * keys[] and vals[] (numbers formatted into num); how many. */
+#define EVENT_ENV_MAX 9
+struct event_env {
+	const char *keys[EVENT_ENV_MAX], *vals[EVENT_ENV_MAX];
+	char num[4][32];
+	size_t n;
+};
+
+static void event_env(const struct integrity_monitor_event *s, struct event_env *env)
+{
+	const struct integrity_event_info *in = s->info;
+	const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
+	size_t n = 0;
+
+#define ENV_ADD(k, v) (env->keys[n] = (k), env->vals[n] = (v), n++)
+	ENV_ADD("INTEGRITY_DEVICE", s->device);
+	ENV_ADD("INTEGRITY_KNAME", in && in->device[0] ? in->device : s->record.device);
+	ENV_ADD("INTEGRITY_KIND", integrity_event_kind_name(s->record.kind));
+	ENV_ADD("INTEGRITY_SOURCE", s->nsources ? s->sources[0] : "kernel");
+	if (in && in->count) {
+		snprintf(env->num[0], sizeof(env->num[0]), "%" PRIu64, in->lba);
+		snprintf(env->num[1], sizeof(env->num[1]), "%" PRIu64, in->count);
+		ENV_ADD("INTEGRITY_LBA", env->num[0]);
+		ENV_ADD("INTEGRITY_COUNT", env->num[1]);
+	}
+	if (w && w->kind == INTEGRITY_OWNER_FILE && w->path) {
+		snprintf(env->num[2], sizeof(env->num[2]), "%" PRIu64, w->offset);
+		ENV_ADD("INTEGRITY_FILE", w->path);
+		ENV_ADD("INTEGRITY_OFFSET", env->num[2]);
+	}
+	if (s->rescrubbed) {
+		snprintf(env->num[3], sizeof(env->num[3]), "%" PRIu64, s->rescrub_bad);
+		ENV_ADD("INTEGRITY_BAD_BLOCKS", env->num[3]);
+	}
+#undef ENV_ADD
+	env->n = n;
+}
+
+/* Run argv (argv[0] looked up in PATH) with the event's names added to
+ * the environment; waited for.  Its exit status (128 + a signal's
+ * number), or -errno. */
+static int run_with_event(const struct integrity_monitor_event *s, const char *const *argv)
+{
+	struct event_env env;
+	pid_t pid;
+	int status;
+
+	event_env(s, &env);
+	if ((pid = fork()) < 0)
+		return -errno;
+	if (pid == 0) {
+		for (size_t i = 0; i < env.n; i++)
+			setenv(env.keys[i], env.vals[i], 1);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* --exec CMD: the event in the hook's environment; waited for. */
 static void run_hook(const struct integrity_monitor_event *s)
 {
-	const struct integrity_event_info *in = s->info;
-	char num[32];
-	pid_t pid = fork();
+	const char *const argv[] = { "/bin/sh", "-c", o.exec, NULL };
 
-	if (pid < 0) {
-		warnx_obj(o.exec, "cannot run: %s", strerror(errno));
+	int r = run_with_event(s, argv);
+	if (r < 0)
+		warnx_obj(o.exec, "cannot run: %s", strerror(-r));
+}
+
+/* A value of a systemd environment file: double-quoted, with the
+ * characters that are special there escaped. */
+static void env_file_value(FILE *f, const char *v)
+{
+	fputc('"', f);
+	for (; *v; v++) {
+		if (strchr("\\\"`$", *v))
+			fputc('\\', f);
+		fputc(*v, f);
+	}
+	fputs("\"\n", f);
+}
+
+static void write_event_env(FILE *f, void *data)
+{
+	const struct event_env *env = data;
+
+	for (size_t i = 0; i < env->n; i++) {
+		fprintf(f, "%s=", env->keys[i]);
+		env_file_value(f, env->vals[i]);
+	}
+}
+
+/* --start-unit: the event written to RUNTIME/events/SEQ, read by
+ * integrity-event@SEQ.service (EnvironmentFile=), which is started
+ * without waiting for it; the unit removes the file when it ends. */
+static void start_unit(const struct integrity_monitor_event *s)
+{
+	char dir[4096], path[4200], unit[96], inst[32];
+	struct event_env env;
+
+	snprintf(inst, sizeof(inst), "%" PRIu64, s->record.seq);
+	snprintf(unit, sizeof(unit), "integrity-event@%s.service", inst);
+	if (snprintf(dir, sizeof(dir), "%s/events", o.runtime_dir) >= (int)sizeof(dir)) {
+		warnx_obj(o.runtime_dir, "--start-unit: %s", strerror(ENAMETOOLONG));
 		return;
 	}
-	if (pid == 0) {
-		setenv("INTEGRITY_DEVICE", s->device, 1);
-		setenv("INTEGRITY_KNAME", in && in->device[0] ? in->device : s->record.device, 1);
-		setenv("INTEGRITY_KIND", integrity_event_kind_name(s->record.kind), 1);
-		setenv("INTEGRITY_SOURCE", s->nsources ? s->sources[0] : "kernel", 1);
-		if (in && in->count) {
-			snprintf(num, sizeof(num), "%" PRIu64, in->lba);
-			setenv("INTEGRITY_LBA", num, 1);
-			snprintf(num, sizeof(num), "%" PRIu64, in->count);
-			setenv("INTEGRITY_COUNT", num, 1);
-		}
-		const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
-		if (w && w->kind == INTEGRITY_OWNER_FILE && w->path) {
-			setenv("INTEGRITY_FILE", w->path, 1);
-			snprintf(num, sizeof(num), "%" PRIu64, w->offset);
-			setenv("INTEGRITY_OFFSET", num, 1);
-		}
-		if (s->rescrubbed) {
-			snprintf(num, sizeof(num), "%" PRIu64, s->rescrub_bad);
-			setenv("INTEGRITY_BAD_BLOCKS", num, 1);
-		}
-		execl("/bin/sh", "sh", "-c", o.exec, (char *)NULL);
-		_exit(127);
+	snprintf(path, sizeof(path), "%s/%s", dir, inst);
+	if ((mkdir(o.runtime_dir, 0755) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		warnx_obj(dir, "--start-unit: cannot create: %s", strerror(errno));
+		return;
 	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	event_env(s, &env);
+	int r = safe_write_file(path, SAFE_REPLACE, 0600, write_event_env, &env);
+	if (r < 0) {
+		warnx_obj(path, "--start-unit: cannot write the event: %s", safe_strerror(r));
+		return;
+	}
+	const char *const argv[] = { "systemctl", "--no-block", "--quiet", "start", unit, NULL };
+	int st = run_with_event(s, argv);
+	if (st != 0) {
+		warnx_obj(unit, "--start-unit: systemctl start: %s", st < 0 ? strerror(-st) : "failed");
+		unlink(path);
+	}
 }
 
 static void prom_label(FILE *f, const char *s)
@@ -410,6 +505,8 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 #endif
 		if (o.exec)
 			run_hook(s);
+		if (o.start_unit)
+			start_unit(s);
 	}
 	/* A storm: what was not shown, per device, in one line each. */
 	for (size_t i = 0; i < integrity_monitor_more_count(mon); i++) {
@@ -563,6 +660,11 @@ int cmd_monitor(int argc, const char **argv)
 		  "write integrityctl_monitor.prom there (node_exporter's textfile collector)", "DIR" },
 		{ "exec", '\0', POPT_ARG_STRING, &o.exec, 0,
 		  "run CMD (with sh -c) for every event, with INTEGRITY_* in its environment", "CMD" },
+		{ "start-unit", '\0', POPT_ARG_NONE, &o.start_unit, 0,
+		  "for every event, start integrity-event@SEQ.service with the event in its environment", NULL },
+		{ "runtime-dir", '\0', POPT_ARG_STRING, &o.runtime_dir, 0,
+		  "with --start-unit: write the events for the units to DIR/events (default " DEFAULT_RUNTIME_DIR ")",
+		  "DIR" },
 		{ "journal", '\0', POPT_ARG_NONE, &o.journal, 0,
 		  "send every event to the journal (the default under systemd)", NULL },
 		{ "history", '\0', POPT_ARG_STRING, &o.history, 0,
@@ -596,6 +698,10 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
+	if (o.runtime_dir && (!o.start_unit || !*o.runtime_dir))
+		return fail(EXIT_USAGE, NULL, 0, "--runtime-dir: a directory, with --start-unit");
+	if (!o.runtime_dir)
+		o.runtime_dir = DEFAULT_RUNTIME_DIR;
 	int64_t since = 0;
 	if (o.since && !o.list)
 		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");

@@ -201,6 +201,42 @@ records() {
 	grep -qx 'INTEGRITY_OFFSET=8192' hook.env
 }
 
+@test "monitor --start-unit: an integrity-event@ instance per event, the event in a file it reads" {
+	make_fs
+	records 10 >kmsg
+	# systemctl as the monitor calls it: what it was asked, and the
+	# instance's environment file as the unit will read it.
+	mkdir bin
+	cat >bin/systemctl <<'SH'
+#!/bin/sh
+for a; do inst=${a#integrity-event@}; done
+inst=${inst%.service}
+echo "$*" >>"$RUN/calls"
+cp "$RUN/run/events/$inst" "$RUN/env.$inst"
+exit ${FAIL:-0}
+SH
+	chmod +x bin/systemctl
+	run --separate-stderr env PATH="$PWD/bin:$PATH" RUN="$PWD" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state --no-rescrub \
+		--start-unit --runtime-dir run
+	assert_failure 1
+	[ "$(cat calls)" = "--no-block --quiet start integrity-event@11.service" ]
+	grep -qx "INTEGRITY_FILE=\"$PWD/m/victim\"" env.11
+	grep -qx 'INTEGRITY_OFFSET="8192"' env.11
+	grep -qx 'INTEGRITY_KIND="guard"' env.11
+	[ "$(stat -c %a run/events/11)" = 600 ]
+	# What systemd reads from it: the values as they were.
+	(set -a; . ./env.11; [ "$INTEGRITY_FILE" = "$PWD/m/victim" ] && [ "$INTEGRITY_LBA" = "$lba" ])
+	# systemctl failed: said so, the file not left behind.
+	rm -r run calls
+	run --separate-stderr env PATH="$PWD/bin:$PATH" RUN="$PWD" FAIL=1 "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --start-unit --runtime-dir run
+	assert_failure 1
+	[[ $stderr == *"integrity-event@11.service: --start-unit: systemctl start: failed"* ]]
+	[ ! -e run/events/11 ]
+	run --separate-stderr ictl monitor --kmsg kmsg --no-state --runtime-dir run
+	assert_failure 2
+}
+
 @test "monitor: a device that is gone, md and SCSI lines, a storm cut short, rate limits counted" {
 	{
 		printf '3,1,1,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n'

@@ -42,6 +42,7 @@ static struct {
 	char *exec;
 	int start_unit;
 	char *runtime_dir;
+	char *journal_dir;
 	int journal;
 	char *around;
 	char *history;
@@ -528,8 +529,9 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 }
 
 /* The events kept in dir: the older file, then the newer; a malloc'd
- * string of whole lines, "" when there are none; NULL with *err. */
-static char *read_events(const char *dir, int *err)
+ * string of whole lines, "" when there are none (*found: whether either
+ * file is there); NULL with *err. */
+static char *read_events(const char *dir, int *err, bool *found)
 {
 	static const char *const names[] = { EVENTS_NAME ".1", EVENTS_NAME };
 	struct stat st;
@@ -537,6 +539,7 @@ static char *read_events(const char *dir, int *err)
 	size_t len = 0;
 
 	*err = 0;
+	*found = false;
 	_cleanup_close_ int dfd = safe_open_dir(dir, SAFE_TRUSTED, &st);
 	if (dfd == -ENOENT)
 		return strdup("");
@@ -548,6 +551,7 @@ static char *read_events(const char *dir, int *err)
 		_cleanup_close_ int fd = safe_open_read_at(dfd, names[i], EVENTS_READ_MAX, SAFE_TRUSTED, &st);
 		if (fd == -ENOENT)
 			continue;
+		*found = true;
 		char *grown = fd < 0 ? NULL : realloc(all, len + (size_t)st.st_size + 1);
 		if (!grown) {
 			*err = fd < 0 ? fd : -ENOMEM;
@@ -599,15 +603,115 @@ static int save_events(const char *dir, const char *add, size_t len)
 	return r;
 }
 
-/* --list: the events kept, since a time. */
+static void print_stamp(uint64_t when)
+{
+	char stamp[32];
+	time_t tt = (time_t)when;
+	struct tm tm;
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+	printf("%s ", stamp);
+}
+
+#ifdef HAVE_LIBSYSTEMD
+/* --list without the monitor's own file: the journal's entries of events.
+ * They have fewer fields than the file's: the JSON has those (time, kind,
+ * device, kname, source, lba, files), the line the same summary.  How
+ * many, or -errno when the journal cannot be read. */
+static int list_journal(int64_t since_usec)
+{
+	sd_journal *jr = NULL;
+	uint64_t usec;
+	int r, shown = 0;
+
+	r = journal_read_open(&jr, o.journal_dir, "MESSAGE_ID=" MID_KERNEL_EVENT,
+			      since_usec > 0 ? (uint64_t)since_usec : 0);
+	if (r < 0)
+		return r;
+	while ((r = journal_read_next(jr, &usec)) > 0) {
+		if ((int64_t)usec < since_usec)
+			continue;
+		_cleanup_free_ char *kind = journal_read_field(jr, "INTEGRITY_KIND");
+		_cleanup_free_ char *device = journal_read_field(jr, "INTEGRITY_DEVICE");
+		_cleanup_free_ char *kname = journal_read_field(jr, "INTEGRITY_KNAME");
+		_cleanup_free_ char *source = journal_read_field(jr, "INTEGRITY_SOURCE");
+		_cleanup_free_ char *lba = journal_read_field(jr, "INTEGRITY_LBA");
+		_cleanup_free_ char *file = journal_read_field(jr, "INTEGRITY_FILE");
+		_cleanup_free_ char *offset = journal_read_field(jr, "INTEGRITY_OFFSET");
+		uint64_t n, off;
+		if (!kind || !device)
+			continue;
+		if (gopt.json) {
+			struct json j;
+			json_open_line(&j, stdout);
+			json_u64(&j, "time", usec / 1000000);
+			json_string(&j, "kind", kind);
+			json_string(&j, "device", device);
+			if (kname)
+				json_string(&j, "kname", kname);
+			if (source) {
+				json_array_begin(&j, "sources");
+				json_string(&j, NULL, source);
+				json_array_end(&j);
+			}
+			if (lba && parse_u64(lba, &n) == 0)
+				json_u64(&j, "lba", n);
+			if (file) {
+				json_array_begin(&j, "files");
+				json_object_begin(&j, NULL);
+				json_string(&j, "path", file);
+				if (offset && parse_u64(offset, &off) == 0)
+					json_u64(&j, "offset", off);
+				json_object_end(&j);
+				json_array_end(&j);
+			}
+			json_close(&j);
+		} else {
+			_cleanup_free_ char *k = printable_name(kind, true, true);
+			_cleanup_free_ char *d = printable_name(device, true, true);
+			_cleanup_free_ char *f = file ? printable_name(file, true, true) : NULL;
+			print_stamp(usec / 1000000);
+			printf("%s %s", k ? k : "?", d ? d : "?");
+			if (lba && parse_u64(lba, &n) == 0)
+				printf(" LBA %" PRIu64, n);
+			if (f)
+				printf(" %s:%s", f, offset && parse_u64(offset, &off) == 0 ? offset : "?");
+			putchar('\n');
+		}
+		shown++;
+	}
+	journal_read_close(jr);
+	return r < 0 ? r : shown;
+}
+#endif
+
+/* --list: the events kept, since a time; from the journal when the
+ * monitor kept none itself. */
 static int list_events(const char *dir, int64_t since_usec)
 {
 	int err;
-	_cleanup_free_ char *all = read_events(dir, &err);
+	bool found;
+	_cleanup_free_ char *all = read_events(dir, &err, &found);
 	size_t shown = 0;
 
 	if (!all)
 		return fail_file(EXIT_FAIL, dir, err, "cannot read the monitor's events");
+#ifdef HAVE_LIBSYSTEMD
+	if (o.journal_dir) {
+		int r = list_journal(since_usec);
+		if (r < 0)
+			return fail(EXIT_FAIL, o.journal_dir, r, "cannot read the journal");
+		if (!r && !gopt.json && !gopt.quiet)
+			fprintf(stderr, "integrityctl: monitor: no events in the journal in %s%s\n", o.journal_dir,
+				since_usec ? " since then" : "");
+		return EXIT_CLEAN;
+	}
+	if (!found && list_journal(since_usec) > 0)
+		return EXIT_CLEAN;
+#else
+	if (o.journal_dir)
+		return fail(EXIT_USAGE, NULL, 0, "--journal-dir: built without libsystemd");
+#endif
 	for (char *line = all, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -622,11 +726,8 @@ static int list_events(const char *dir, int64_t since_usec)
 		if (gopt.json) {
 			puts(t2 + 1);
 		} else {
-			char stamp[32];
-			time_t tt = (time_t)when;
-			struct tm tm;
-			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
-			printf("%s %s\n", stamp, t1 + 1);
+			print_stamp(when);
+			printf("%s\n", t1 + 1);
 		}
 		shown++;
 	}
@@ -674,6 +775,8 @@ int cmd_monitor(int argc, const char **argv)
 		  NULL },
 		{ "since", '\0', POPT_ARG_STRING, &o.since, 0, "with --list: only events since TIME (ISO 8601, @EPOCH)",
 		  "TIME" },
+		{ "journal-dir", '\0', POPT_ARG_STRING, &o.journal_dir, 0,
+		  "with --list: read the journal files in DIR (another system's) instead of the monitor's events", "DIR" },
 		GLOBAL_OPTIONS,
 		POPT_AUTOHELP
 		POPT_TABLEEND
@@ -705,6 +808,8 @@ int cmd_monitor(int argc, const char **argv)
 	int64_t since = 0;
 	if (o.since && !o.list)
 		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");
+	if (o.journal_dir && !o.list)
+		return fail(EXIT_USAGE, NULL, 0, "--journal-dir goes with --list");
 	if (o.since && integrity_time_parse(o.since, &since) < 0)
 		return fail(EXIT_USAGE, o.since, 0, "--since: not a time from 1970 to 9999: use ISO 8601 "
 			    "(2025-03-01T12:00:00Z) or @EPOCH");

@@ -165,6 +165,37 @@ records() {
 	[ ! -e target ]
 }
 
+@test "monitor --list: from the journal when the monitor kept no events itself" {
+	remote=/lib/systemd/systemd-journal-remote
+	[ -x "$remote" ] || skip "needs systemd-journal-remote"
+	# Two entries as the service writes them, one of another program.
+	entry() {
+		printf '__REALTIME_TIMESTAMP=%s\n__MONOTONIC_TIMESTAMP=1000\n_BOOT_ID=0123456789abcdef0123456789abcdef\n' "$1"
+		printf 'MESSAGE=x\nMESSAGE_ID=%s\nINTEGRITY_DEVICE=%s\nINTEGRITY_KNAME=sda\nINTEGRITY_KIND=%s\n' "$2" "$3" "$4"
+		printf 'INTEGRITY_SOURCE=block\nINTEGRITY_LBA=8\nINTEGRITY_FILE=/srv/a b\nINTEGRITY_OFFSET=4096\n\n'
+	}
+	mid=5a1c1b7e0d8f4c52a8b4d0a3e5f21c10
+	{
+		entry 1700000000000000 "$mid" /dev/disk/by-id/wwn-0x1 guard
+		entry 1700000001000000 0123456789abcdef0123456789abcdef /dev/sdq io
+		entry 1800000000000000 "$mid" /dev/disk/by-id/wwn-0x2 ref-tag
+	} >events.export
+	mkdir journal
+	"$remote" --output="$PWD/journal/remote.journal" events.export
+	run --separate-stderr ictl -J monitor --list --state-dir state --journal-dir journal
+	assert_success
+	[ "$(jq -s -c 'map([.time, .kind, .device, .kname, .sources, .lba, .files])' <<<"$output")" = \
+		'[[1700000000,"guard","/dev/disk/by-id/wwn-0x1","sda",["block"],8,[{"path":"/srv/a b","offset":4096}]],[1800000000,"ref-tag","/dev/disk/by-id/wwn-0x2","sda",["block"],8,[{"path":"/srv/a b","offset":4096}]]]' ]
+	run --separate-stderr ictl monitor --list --state-dir state --journal-dir journal --since @1750000000
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	assert_line --regexp '^[0-9T:+-]+ ref-tag /dev/disk/by-id/wwn-0x2 LBA 8 /srv/a b:4096$'
+	run --separate-stderr ictl monitor --list --state-dir state --journal-dir absent
+	assert_failure 3
+	run --separate-stderr ictl monitor --journal-dir journal --no-state
+	assert_failure 2
+}
+
 @test "monitor: a device that is gone gets the stable name the device-number history gave it" {
 	sys=$BATS_TEST_TMPDIR/sys
 	sysfs_example_tree "$sys"

@@ -4,7 +4,9 @@
  * read error it tells of, name the device by its stable name, the blocks
  * on every level of the stack and what they belong to; check the blocks
  * around it again with a scrub; print it (a line, or JSON Lines), send it
- * to the journal, count it in a metrics file, run a hook.
+ * to the journal, count it in a metrics file, run a hook.  What an event
+ * is, how lines merge and storms are bounded, is the library's
+ * (struct integrity_monitor); this file shows and hands on its batches.
  */
 #include "config.h"
 
@@ -31,6 +33,7 @@
 
 /* journalctl MESSAGE_ID=... of an event. */
 #define MID_KERNEL_EVENT "5a1c1b7e0d8f4c52a8b4d0a3e5f21c10"
+
 static struct {
 	char *kmsg;
 	char *state_dir;

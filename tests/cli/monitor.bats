@@ -207,6 +207,17 @@ records() {
 	assert_failure 1
 	[ "$(jq -c '[.gone, .kname, .was, .device]' <<<"$output")" = \
 		'[true,"sda17","/dev/disk/by-id/wwn-0x5333333000001f40-part17","/dev/disk/by-id/wwn-0x5333333000001f40-part17"]' ]
+	# Read once for a batch, however many gone devices it names.
+	if command -v strace >/dev/null; then
+		printf '3,6,6,-;protection error, dev sda17, sector 16 op 0x0:(READ)\n' >>kmsg
+		printf '3,7,7,-;protection error, dev sda18, sector 16 op 0x0:(READ)\n' >>kmsg
+		run --separate-stderr strace -f -qq -e trace=openat -o trace "$INTEGRITYCTL" -J monitor --sysfs-root empty \
+			--kmsg kmsg --no-state --history history
+		assert_failure 1
+		[ "${#lines[@]}" -eq 3 ]
+		[ "$(grep -c '"history"' trace)" -eq 1 ]
+		printf '3,5,5,-;protection error, dev sda17, sector 8 op 0x0:(READ)\n' >kmsg
+	fi
 	# With no history of it: the kernel's name alone.
 	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --history absent
 	assert_failure 1

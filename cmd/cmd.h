@@ -80,10 +80,6 @@ DEFINE_CLEANUP_FUNC(struct integrity_part_plan *, integrity_part_plan_free)
  * code with the message printed ("no such block device", "cannot look up"). */
 int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev);
 
-/* The stable name to show of a device's links: WWN, then by-id, PARTUUID,
- * by-path, UUID, PARTLABEL, LABEL, diskseq; NULL when it has none. */
-const char *resolve_best_link(const struct integrity_resolve *res);
-
 /* Levenshtein distance of two short words ((size_t)-1 past 63 letters). */
 size_t edit_distance(const char *a, const char *b);
 

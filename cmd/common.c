@@ -367,17 +367,3 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 	return scols_line_set_data(ln, column, buf);
 }
 
-/* Lower is better: a WWN survives a move to another port; a PARTUUID
- * names a partition wherever its disk is. */
-const char *resolve_best_link(const struct integrity_resolve *res)
-{
-	static const enum integrity_link_kind order[] = {
-		INTEGRITY_LINK_WWN, INTEGRITY_LINK_ID, INTEGRITY_LINK_PARTUUID, INTEGRITY_LINK_PATH,
-		INTEGRITY_LINK_UUID, INTEGRITY_LINK_PARTLABEL, INTEGRITY_LINK_LABEL, INTEGRITY_LINK_DISKSEQ,
-	};
-	for (size_t k = 0; k < ARRAY_SIZE(order); k++)
-		for (size_t i = 0; i < integrity_resolve_link_count(res); i++)
-			if (integrity_link_kind_of(integrity_resolve_link(res, i)) == order[k])
-				return integrity_resolve_link(res, i);
-	return NULL;
-}

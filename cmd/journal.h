@@ -14,6 +14,7 @@
 
 #ifdef HAVE_LIBSYSTEMD
 #include <errno.h>
+#include <stdint.h>
 #include <systemd/sd-journal.h>
 
 /* libsystemd's sd_journal_send_with_location(), the function its
@@ -21,6 +22,16 @@
 typeof(sd_journal_send_with_location) *journal_sender(void);
 /* The same for sd_journal_sendv(): a message of any number of fields. */
 typeof(sd_journal_sendv_with_location) *journal_vsender(void);
+
+/* The entries with match ("FIELD=value") since since_usec (Unix time, 0:
+ * all), of the system's journal or of the files in dir: 0, -ELIBACC
+ * without libsystemd, or sd_journal_open's -errno. */
+int journal_read_open(sd_journal **j, const char *dir, const char *match, uint64_t since_usec);
+/* The next entry: 1 and its time (Unix, µs), 0 at the end, -errno. */
+int journal_read_next(sd_journal *j, uint64_t *usec);
+/* The entry's FIELD, malloc'd; NULL when it has none. */
+char *journal_read_field(sd_journal *j, const char *field);
+void journal_read_close(sd_journal *j);
 
 #undef sd_journal_send
 #define sd_journal_send(...)                                                              \

@@ -4,7 +4,9 @@
  * read error it tells of, name the device by its stable name, the blocks
  * on every level of the stack and what they belong to; check the blocks
  * around it again with a scrub; print it (a line, or JSON Lines), send it
- * to the journal, count it in a metrics file, run a hook.
+ * to the journal, count it in a metrics file, run a hook.  What an event
+ * is, how lines merge and storms are bounded, is the library's
+ * (struct integrity_monitor); this file shows and hands on its batches.
  */
 #include "config.h"
 
@@ -26,19 +28,11 @@
 #endif
 
 #include "cmd.h"
+#include "util/fileio.h"
 #include "util/safefile.h"
 
 /* journalctl MESSAGE_ID=... of an event. */
 #define MID_KERNEL_EVENT "5a1c1b7e0d8f4c52a8b4d0a3e5f21c10"
-/* Events kept before they are placed and shown: a storm is taken in
- * batches of this many, whatever its rate. */
-#define BATCH_MAX 1024
-/* Events shown per device and batch; the rest are counted and summed up. */
-#define SHOWN_PER_DEVICE 32
-/* Ranges scrubbed again per batch. */
-#define RESCRUBS_PER_BATCH 16
-/* Counters by device and kind kept for the metrics file. */
-#define COUNTERS_MAX 4096
 
 static struct {
 	char *kmsg;
@@ -49,6 +43,9 @@ static struct {
 	int no_owners;
 	char *metrics_dir;
 	char *exec;
+	int start_unit;
+	char *runtime_dir;
+	char *journal_dir;
 	int journal;
 	char *around;
 	char *history;
@@ -57,20 +54,17 @@ static struct {
 	int repair;
 } o;
 
-/* Events kept for --list: the newest, as JSON Lines, at most this much. */
+/* --start-unit: where the events for integrity-event@.service go (the
+ * unit's EnvironmentFile=). */
+#define DEFAULT_RUNTIME_DIR "/run/integrityctl"
+
+/* Events kept for --list: appended to EVENTS_NAME, which is renamed to
+ * EVENTS_NAME.1 (the one before is dropped) when it would grow past
+ * EVENTS_MAX; a batch larger than that has a file of its own. */
 #define EVENTS_NAME "monitor.events"
 #define EVENTS_MAX (1u << 20)
-
-/* The time since boot the kernel log counts in, as Unix time: the
- * difference of the two clocks now. */
-static double boot_time(void)
-{
-	struct timespec mono, real;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	return (double)real.tv_sec - (double)mono.tv_sec + ((double)real.tv_nsec - (double)mono.tv_nsec) / 1e9;
-}
+/* A file larger than this is none of the monitor's. */
+#define EVENTS_READ_MAX (64u << 20)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -78,82 +72,6 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 }
-
-/* One event as shown: the record, where it is, what a scrub of the
- * blocks around it found. */
-struct shown {
-	struct integrity_kernel_event ev;
-	const char *sources[4];
-	size_t nsources;
-	uint64_t merged;	/* records it stands for */
-	struct integrity_event_info *info;
-	bool rescrubbed;
-	int rescrub_r;
-	uint64_t rescrub_start, rescrub_blocks, rescrub_bad;
-	char rescrub_target[300];
-	uint64_t bad_lbas[8];
-	size_t nbad;
-	/* --repair: what md did with each bad block of an md RAID1 member. */
-	struct integrity_scrub_repair_block repairs[8];
-	size_t nrepairs;
-	/* A device that is gone: its stable name when the device-number
-	 * history had it at the time. */
-	char was[512];
-	double time;		/* Unix time of the record */
-};
-
-/* The monitor's own scrubs: reads of bad blocks that the kernel logs in
- * turn.  Their lines are not new errors, and must not start a scrub again. */
-struct own_scrub {
-	char disk[256];
-	uint64_t start, end;	/* LBAs */
-	uint64_t from, to;	/* microseconds since boot, as the kernel log counts */
-};
-#define OWN_SCRUBS 64
-static struct own_scrub own[OWN_SCRUBS];
-static size_t own_next;
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/* Whether the kernel logged s while the monitor itself read its blocks
- * (two seconds of slack either way: the log's clock is the scheduler's). */
-static bool own_read(const struct shown *s)
-{
-	const struct integrity_event_info *in = s->info;
-
-	if (!in || in->gone || !in->count)
-		return false;
-	for (size_t i = 0; i < OWN_SCRUBS; i++) {
-		const struct own_scrub *w = &own[i];
-		if (!w->to || strcmp(w->disk, in->disk) != 0)
-			continue;
-		if (in->disk_lba < w->end && w->start < in->disk_lba + in->count && s->ev.usec + 2000000 >= w->from &&
-		    s->ev.usec <= w->to + 2000000)
-			return true;
-	}
-	return false;
-}
-
-struct counter {
-	char device[300];
-	enum integrity_event_kind kind;
-	uint64_t n;
-};
-
-static struct {
-	struct counter *v;
-	size_t n;
-	uint64_t dropped;	/* past COUNTERS_MAX keys: counted here */
-	uint64_t suppressed;
-	uint64_t events;
-	double last_event;
-} counts;
 
 /* ---------------------------------------------------------------- systemd */
 
@@ -191,244 +109,33 @@ static int watchdog_ms(void)
 
 /* ---------------------------------------------------------------- events */
 
-static int kind_rank(enum integrity_event_kind k)
-{
-	switch (k) {
-	case INTEGRITY_EVENT_GUARD:
-	case INTEGRITY_EVENT_APP_TAG:
-	case INTEGRITY_EVENT_REF_TAG:
-		return 3;
-	case INTEGRITY_EVENT_PROTECTION:
-	case INTEGRITY_EVENT_MEDIUM:
-	case INTEGRITY_EVENT_CHECKSUM:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
-static void add_source(struct shown *s, const char *src)
-{
-	for (size_t i = 0; i < s->nsources; i++)
-		if (!strcmp(s->sources[i], src))
-			return;
-	if (s->nsources < ARRAY_SIZE(s->sources))
-		s->sources[s->nsources++] = src;
-}
-
-static bool has_place(const struct integrity_kernel_event *ev)
-{
-	return ev->has_sector || ev->has_lba;
-}
-
-/* Whether b is one I/O's second line about a's blocks: the same device,
- * blocks that overlap, logged within a second. */
-static bool same_failure(const struct shown *a, const struct shown *b)
-{
-	const struct integrity_event_info *x = a->info, *y = b->info;
-
-	if (!x || !y || x->gone || y->gone || strcmp(x->disk, y->disk) != 0 || !x->count || !y->count)
-		return false;
-	/* md's line tells what md did about the failure: an event of its own. */
-	if (!strcmp(a->ev.source, "md") != !strcmp(b->ev.source, "md"))
-		return false;
-	if (b->ev.usec > a->ev.usec + 1000000)
-		return false;
-	uint64_t xs = x->disk_lba * x->block_size, xe = xs + x->count * x->block_size;
-	uint64_t ys = y->disk_lba * y->block_size, ye = ys + y->count * y->block_size;
-	return xs < ye && ys < xe;
-}
-
-static void count_event(const char *device, enum integrity_event_kind kind, uint64_t n)
-{
-	for (size_t i = 0; i < counts.n; i++)
-		if (counts.v[i].kind == kind && !strcmp(counts.v[i].device, device)) {
-			counts.v[i].n += n;
-			return;
-		}
-	if (counts.n == COUNTERS_MAX) {
-		counts.dropped += n;
-		return;
-	}
-	struct counter *v = realloc(counts.v, (counts.n + 1) * sizeof(*v));
-	if (!v) {
-		counts.dropped += n;
-		return;
-	}
-	counts.v = v;
-	struct counter *c = &v[counts.n++];
-	snprintf(c->device, sizeof(c->device), "%s", device);
-	c->kind = kind;
-	c->n = n;
-}
-
-/* The name an event goes under: the stable name, else the kernel's. */
-static const char *event_device(const struct shown *s)
-{
-	if (s->info && s->info->stable)
-		return s->info->stable;
-	if (s->was[0])
-		return s->was;
-	if (s->info && s->info->device[0])
-		return s->info->device;
-	return s->ev.device[0] ? s->ev.device : "-";
-}
-
-/* --repair: the bad blocks the scrub found on an md RAID1 member,
- * rewritten by md from a good copy and checked again. */
-static void md_repair(struct integrity_context *ctx, struct shown *s, const struct integrity_scrub *sc,
-		      const struct integrity_scrub_params *p)
-{
-	const struct integrity_event_info *in = s->info;
-	struct integrity_scrub_report *report = NULL;
-
-	if (integrity_scrub_report_new(&report) < 0 || integrity_scrub_report_add(report, sc, 0) < 0) {
-		integrity_scrub_report_free(report);
-		return;
-	}
-	/* The arrays the blocks are in: above the member, or the device the
-	 * kernel named. */
-	for (size_t i = 0; i <= in->nabove; i++) {
-		const char *name = i < in->nabove ? in->above[i].device : in->device;
-		struct integrity_scrub_repair *rep = NULL;
-		if (strncmp(name, "md", 2) != 0 || integrity_scrub_repair_new(&rep, ctx, name) < 0)
-			continue;
-		if (integrity_scrub_repair_add(rep, report) >= 0 && integrity_scrub_repair_pending(rep)) {
-			struct integrity_scrub_params rp = *p;
-			rp.range_start = rp.range_length = 0;
-			int r = integrity_scrub_repair_run(rep, &rp);
-			if (r < 0)
-				warnx_obj(name, "--repair: %s", strerror(-r));
-			for (size_t k = 0; r >= 0 && k < integrity_scrub_repair_count(rep) &&
-					   s->nrepairs < ARRAY_SIZE(s->repairs); k++)
-				s->repairs[s->nrepairs++] = *integrity_scrub_repair_block(rep, k);
-		}
-		integrity_scrub_repair_free(rep);
-	}
-	integrity_scrub_report_free(report);
-}
-
-/* A scrub of the blocks around the event on the disk that holds them: the
- * kernel's line is a hint (rate-limited, one line for many blocks); the
- * scrub says which blocks are bad. */
-static void rescrub(struct integrity_context *ctx, struct shown *s, uint64_t around)
-{
-	const struct integrity_event_info *in = s->info;
-	char disk[256];
-	uint64_t lba;
-	struct integrity_device *dev = NULL;
-
-	if (!in || in->gone || !in->count)
-		return;
-	snprintf(disk, sizeof(disk), "%s", in->disk);
-	lba = in->disk_lba;
-	/* md and dm: the disk below that holds the blocks (the first copy
-	 * listed; the others are read by md itself). */
-	if (integrity_device_new(ctx, disk, &dev) < 0)
-		return;
-	struct integrity_stack *st = NULL;
-	if (integrity_stack_new(dev, &st) == 0) {
-		enum integrity_stack_kind k = integrity_stack_kind(st);
-		if ((k == INTEGRITY_STACK_MD || k == INTEGRITY_STACK_DM) && in->nbelow) {
-			const struct integrity_stack_place *leaf = NULL;
-			for (size_t i = 0; i < in->nbelow; i++) {
-				struct integrity_device *d = NULL;
-				if (integrity_device_new(ctx, in->below[i].device, &d) == 0 && !integrity_device_partno(d)) {
-					struct integrity_stack *ds = NULL;
-					if (integrity_stack_new(d, &ds) == 0 && integrity_stack_kind(ds) != INTEGRITY_STACK_MD &&
-					    integrity_stack_kind(ds) != INTEGRITY_STACK_DM && !leaf)
-						leaf = &in->below[i];
-					integrity_stack_free(ds);
-				}
-				integrity_device_free(d);
-			}
-			if (leaf) {
-				snprintf(disk, sizeof(disk), "%s", leaf->device);
-				lba = leaf->lba;
-			} else {
-				disk[0] = '\0';
-			}
-		}
-		integrity_stack_free(st);
-	}
-	integrity_device_free(dev);
-	if (!disk[0])
-		return;
-	snprintf(s->rescrub_target, sizeof(s->rescrub_target), "/dev/%s", disk);
-	s->rescrub_start = lba > around ? lba - around : 0;
-	s->rescrub_blocks = lba - s->rescrub_start + in->count + around;
-	struct integrity_scrub_params p = {
-		.target = s->rescrub_target,
-		.range_start = s->rescrub_start,
-		.range_length = s->rescrub_blocks,
-	};
-	struct integrity_scrub *sc = NULL;
-	s->rescrubbed = true;
-	int r = integrity_scrub_new(&sc, ctx, &p);
-	if (r == -ERANGE || r == -EINVAL) {
-		/* Near the end of the disk: to its end. */
-		p.range_length = 0;
-		integrity_scrub_free(sc);
-		sc = NULL;
-		r = integrity_scrub_new(&sc, ctx, &p);
-	}
-	struct own_scrub *w = &own[own_next++ % OWN_SCRUBS];
-	snprintf(w->disk, sizeof(w->disk), "%s", disk);
-	w->start = s->rescrub_start;
-	w->end = s->rescrub_start + s->rescrub_blocks;
-	w->from = now_usec();
-	w->to = 0;
-	if (r == 0)
-		r = integrity_scrub_run(sc, NULL);
-	w->to = now_usec();
-	s->rescrub_r = r;
-	if (sc) {
-		size_t n;
-		const struct integrity_scrub_error *e = integrity_scrub_errors(sc, &n);
-		if (o.repair && r == 0 && e && n)
-			md_repair(ctx, s, sc, &p);
-		/* Blocks, each once: a block failing two checks is two records. */
-		for (size_t i = 0; e && i < n; i++) {
-			bool seen = false;
-			for (size_t x = 0; x < i; x++)
-				seen |= e[x].lba == e[i].lba;
-			if (seen)
-				continue;
-			s->rescrub_bad += e[i].count;
-			if (s->nbad < ARRAY_SIZE(s->bad_lbas))
-				s->bad_lbas[s->nbad++] = e[i].lba;
-		}
-	}
-	integrity_scrub_free(sc);
-}
-
 static const char *rescrub_status(int r)
 {
 	return r == 0 ? "complete" : r == -EINTR ? "interrupted" : "failed";
 }
 
-static void show_json(FILE *out, const struct shown *s)
+static void show_json(FILE *out, const struct integrity_monitor_event *s)
 {
 	const struct integrity_event_info *in = s->info;
 	struct json j;
 
 	json_open_line(&j, out);
-	json_u64(&j, "seq", s->ev.seq);
-	json_u64(&j, "time-usec", s->ev.usec);
+	json_u64(&j, "seq", s->record.seq);
+	json_u64(&j, "time-usec", s->record.usec);
 	json_u64(&j, "time", s->time > 0 ? (uint64_t)s->time : 0);
-	json_string(&j, "kind", integrity_event_kind_name(s->ev.kind));
+	json_string(&j, "kind", integrity_event_kind_name(s->record.kind));
 	json_array_begin(&j, "sources");
 	for (size_t i = 0; i < s->nsources; i++)
 		json_string(&j, NULL, s->sources[i]);
 	json_array_end(&j);
-	json_u64(&j, "records", s->merged);
-	json_string(&j, "device", event_device(s));
-	json_string(&j, "kname", in && in->device[0] ? in->device : s->ev.device);
-	if (s->ev.array[0])
-		json_string(&j, "array", s->ev.array);
+	json_u64(&j, "records", s->records);
+	json_string(&j, "device", s->device);
+	json_string(&j, "kname", in && in->device[0] ? in->device : s->record.device);
+	if (s->record.array[0])
+		json_string(&j, "array", s->record.array);
 	if (in && in->gone)
 		json_bool(&j, "gone", true);
-	if (s->was[0])
+	if (s->was)
 		json_string(&j, "was", s->was);
 	if (in && !in->gone && in->disk[0]) {
 		json_string(&j, "disk", in->disk);
@@ -458,10 +165,10 @@ static void show_json(FILE *out, const struct shown *s)
 		}
 		json_array_end(&j);
 	}
-	if (s->ev.status)
-		json_hex(&j, "device-status", s->ev.status);
-	if (s->ev.inode)
-		json_u64(&j, "inode", s->ev.inode);
+	if (s->record.status)
+		json_hex(&j, "device-status", s->record.status);
+	if (s->record.inode)
+		json_u64(&j, "inode", s->record.inode);
 	if (in && in->owners)
 		owners_json(&j, in->owners, 0);
 	if (s->rescrubbed) {
@@ -469,9 +176,9 @@ static void show_json(FILE *out, const struct shown *s)
 		json_string(&j, "target", s->rescrub_target);
 		json_u64(&j, "start", s->rescrub_start);
 		json_u64(&j, "blocks", s->rescrub_blocks);
-		json_string(&j, "status", rescrub_status(s->rescrub_r));
-		if (s->rescrub_r < 0 && s->rescrub_r != -EINTR)
-			json_string(&j, "error", strerror(-s->rescrub_r));
+		json_string(&j, "status", rescrub_status(s->rescrub_result));
+		if (s->rescrub_result < 0 && s->rescrub_result != -EINTR)
+			json_string(&j, "error", strerror(-s->rescrub_result));
 		json_u64(&j, "bad-blocks", s->rescrub_bad);
 		json_array_begin(&j, "bad-lbas");
 		for (size_t i = 0; i < s->nbad; i++)
@@ -494,17 +201,17 @@ static void show_json(FILE *out, const struct shown *s)
 		}
 		json_array_end(&j);
 	}
-	json_string(&j, "text", s->ev.text);
+	json_string(&j, "text", s->record.text);
 	json_close(&j);
 }
 
-static void show_text(const struct shown *s)
+static void show_text(const struct integrity_monitor_event *s)
 {
 	const struct integrity_event_info *in = s->info;
-	_cleanup_free_ char *dev = printable_name(event_device(s), true, true);
-	_cleanup_free_ char *kname = printable_name(in && in->device[0] ? in->device : s->ev.device, true, true);
+	_cleanup_free_ char *dev = printable_name(s->device, true, true);
+	_cleanup_free_ char *kname = printable_name(in && in->device[0] ? in->device : s->record.device, true, true);
 
-	printf("%s %s", integrity_event_kind_name(s->ev.kind), dev ? dev : "?");
+	printf("%s %s", integrity_event_kind_name(s->record.kind), dev ? dev : "?");
 	if (kname && dev && strcmp(kname, dev) != 0)
 		printf(" (%s)", kname);
 	if (in && in->gone)
@@ -515,8 +222,8 @@ static void show_text(const struct shown *s)
 		printf("+%" PRIu64, in->count);
 	for (size_t i = 0; in && i < in->nabove; i++)
 		printf(" %s:%" PRIu64, in->above[i].device, in->above[i].lba);
-	if (s->ev.inode)
-		printf(" inode %" PRIu64, s->ev.inode);
+	if (s->record.inode)
+		printf(" inode %" PRIu64, s->record.inode);
 	printf(" [");
 	for (size_t i = 0; i < s->nsources; i++)
 		printf("%s%s", i ? "," : "", s->sources[i]);
@@ -524,9 +231,9 @@ static void show_text(const struct shown *s)
 	if (in && in->owners)
 		owners_text(stdout, in->owners, 0, "  ");
 	if (s->rescrubbed) {
-		if (s->rescrub_r < 0 && s->rescrub_r != -EINTR)
+		if (s->rescrub_result < 0 && s->rescrub_result != -EINTR)
 			printf("  scrub of %s %" PRIu64 "+%" PRIu64 ": %s\n", s->rescrub_target, s->rescrub_start,
-			       s->rescrub_blocks, strerror(-s->rescrub_r));
+			       s->rescrub_blocks, strerror(-s->rescrub_result));
 		else
 			printf("  scrub of %s %" PRIu64 "+%" PRIu64 ": %" PRIu64 " bad\n", s->rescrub_target,
 			       s->rescrub_start, s->rescrub_blocks, s->rescrub_bad);
@@ -539,7 +246,7 @@ static void show_text(const struct shown *s)
 }
 
 #ifdef HAVE_LIBSYSTEMD
-static void journal_event(const struct shown *s)
+static void journal_event(const struct integrity_monitor_event *s)
 {
 	const struct integrity_event_info *in = s->info;
 	char *f[16] = { 0 };
@@ -547,13 +254,13 @@ static void journal_event(const struct shown *s)
 	size_t m = 0;
 	bool ok = true;
 
-	ok = ok && asprintf(&f[m++], "MESSAGE=%s: %s error at LBA %" PRIu64 " (%s)", event_device(s),
-			    integrity_event_kind_name(s->ev.kind), in ? in->lba : 0, s->ev.text) >= 0;
+	ok = ok && asprintf(&f[m++], "MESSAGE=%s: %s error at LBA %" PRIu64 " (%s)", s->device,
+			    integrity_event_kind_name(s->record.kind), in ? in->lba : 0, s->record.text) >= 0;
 	ok = ok && asprintf(&f[m++], "MESSAGE_ID=%s", MID_KERNEL_EVENT) >= 0;
 	ok = ok && asprintf(&f[m++], "PRIORITY=3") >= 0;
-	ok = ok && asprintf(&f[m++], "INTEGRITY_DEVICE=%s", event_device(s)) >= 0;
-	ok = ok && asprintf(&f[m++], "INTEGRITY_KNAME=%s", in && in->device[0] ? in->device : s->ev.device) >= 0;
-	ok = ok && asprintf(&f[m++], "INTEGRITY_KIND=%s", integrity_event_kind_name(s->ev.kind)) >= 0;
+	ok = ok && asprintf(&f[m++], "INTEGRITY_DEVICE=%s", s->device) >= 0;
+	ok = ok && asprintf(&f[m++], "INTEGRITY_KNAME=%s", in && in->device[0] ? in->device : s->record.device) >= 0;
+	ok = ok && asprintf(&f[m++], "INTEGRITY_KIND=%s", integrity_event_kind_name(s->record.kind)) >= 0;
 	ok = ok && asprintf(&f[m++], "INTEGRITY_SOURCE=%s", s->nsources ? s->sources[0] : "kernel") >= 0;
 	if (in && in->count)
 		ok = ok && asprintf(&f[m++], "INTEGRITY_LBA=%" PRIu64, in->lba) >= 0;
@@ -572,44 +279,133 @@ static void journal_event(const struct shown *s)
 }
 #endif
 
-/* --exec CMD: the event in the hook's environment; waited for. */
-static void run_hook(const struct shown *s)
+/* The event as a hook sees it: INTEGRITY_* names and their values, in
+ * keys[] and vals[] (numbers formatted into num); how many. */
+#define EVENT_ENV_MAX 9
+struct event_env {
+	const char *keys[EVENT_ENV_MAX], *vals[EVENT_ENV_MAX];
+	char num[4][32];
+	size_t n;
+};
+
+static void event_env(const struct integrity_monitor_event *s, struct event_env *env)
 {
 	const struct integrity_event_info *in = s->info;
-	char num[32];
-	pid_t pid = fork();
+	const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
+	size_t n = 0;
 
-	if (pid < 0) {
-		warnx_obj(o.exec, "cannot run: %s", strerror(errno));
-		return;
+#define ENV_ADD(k, v) (env->keys[n] = (k), env->vals[n] = (v), n++)
+	ENV_ADD("INTEGRITY_DEVICE", s->device);
+	ENV_ADD("INTEGRITY_KNAME", in && in->device[0] ? in->device : s->record.device);
+	ENV_ADD("INTEGRITY_KIND", integrity_event_kind_name(s->record.kind));
+	ENV_ADD("INTEGRITY_SOURCE", s->nsources ? s->sources[0] : "kernel");
+	if (in && in->count) {
+		snprintf(env->num[0], sizeof(env->num[0]), "%" PRIu64, in->lba);
+		snprintf(env->num[1], sizeof(env->num[1]), "%" PRIu64, in->count);
+		ENV_ADD("INTEGRITY_LBA", env->num[0]);
+		ENV_ADD("INTEGRITY_COUNT", env->num[1]);
 	}
+	if (w && w->kind == INTEGRITY_OWNER_FILE && w->path) {
+		snprintf(env->num[2], sizeof(env->num[2]), "%" PRIu64, w->offset);
+		ENV_ADD("INTEGRITY_FILE", w->path);
+		ENV_ADD("INTEGRITY_OFFSET", env->num[2]);
+	}
+	if (s->rescrubbed) {
+		snprintf(env->num[3], sizeof(env->num[3]), "%" PRIu64, s->rescrub_bad);
+		ENV_ADD("INTEGRITY_BAD_BLOCKS", env->num[3]);
+	}
+#undef ENV_ADD
+	env->n = n;
+}
+
+/* Run argv (argv[0] looked up in PATH) with the event's names added to
+ * the environment; waited for.  Its exit status (128 + a signal's
+ * number), or -errno. */
+static int run_with_event(const struct integrity_monitor_event *s, const char *const *argv)
+{
+	struct event_env env;
+	pid_t pid;
+	int status;
+
+	event_env(s, &env);
+	if ((pid = fork()) < 0)
+		return -errno;
 	if (pid == 0) {
-		setenv("INTEGRITY_DEVICE", event_device(s), 1);
-		setenv("INTEGRITY_KNAME", in && in->device[0] ? in->device : s->ev.device, 1);
-		setenv("INTEGRITY_KIND", integrity_event_kind_name(s->ev.kind), 1);
-		setenv("INTEGRITY_SOURCE", s->nsources ? s->sources[0] : "kernel", 1);
-		if (in && in->count) {
-			snprintf(num, sizeof(num), "%" PRIu64, in->lba);
-			setenv("INTEGRITY_LBA", num, 1);
-			snprintf(num, sizeof(num), "%" PRIu64, in->count);
-			setenv("INTEGRITY_COUNT", num, 1);
-		}
-		const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
-		if (w && w->kind == INTEGRITY_OWNER_FILE && w->path) {
-			setenv("INTEGRITY_FILE", w->path, 1);
-			snprintf(num, sizeof(num), "%" PRIu64, w->offset);
-			setenv("INTEGRITY_OFFSET", num, 1);
-		}
-		if (s->rescrubbed) {
-			snprintf(num, sizeof(num), "%" PRIu64, s->rescrub_bad);
-			setenv("INTEGRITY_BAD_BLOCKS", num, 1);
-		}
-		execl("/bin/sh", "sh", "-c", o.exec, (char *)NULL);
+		for (size_t i = 0; i < env.n; i++)
+			setenv(env.keys[i], env.vals[i], 1);
+		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* --exec CMD: the event in the hook's environment; waited for. */
+static void run_hook(const struct integrity_monitor_event *s)
+{
+	const char *const argv[] = { "/bin/sh", "-c", o.exec, NULL };
+
+	int r = run_with_event(s, argv);
+	if (r < 0)
+		warnx_obj(o.exec, "cannot run: %s", strerror(-r));
+}
+
+/* A value of a systemd environment file: double-quoted, with the
+ * characters that are special there escaped. */
+static void env_file_value(FILE *f, const char *v)
+{
+	fputc('"', f);
+	for (; *v; v++) {
+		if (strchr("\\\"`$", *v))
+			fputc('\\', f);
+		fputc(*v, f);
+	}
+	fputs("\"\n", f);
+}
+
+static void write_event_env(FILE *f, void *data)
+{
+	const struct event_env *env = data;
+
+	for (size_t i = 0; i < env->n; i++) {
+		fprintf(f, "%s=", env->keys[i]);
+		env_file_value(f, env->vals[i]);
+	}
+}
+
+/* --start-unit: the event written to RUNTIME/events/SEQ, read by
+ * integrity-event@SEQ.service (EnvironmentFile=), which is started
+ * without waiting for it; the unit removes the file when it ends. */
+static void start_unit(const struct integrity_monitor_event *s)
+{
+	char dir[4096], path[4200], unit[96], inst[32];
+	struct event_env env;
+
+	snprintf(inst, sizeof(inst), "%" PRIu64, s->record.seq);
+	snprintf(unit, sizeof(unit), "integrity-event@%s.service", inst);
+	if (snprintf(dir, sizeof(dir), "%s/events", o.runtime_dir) >= (int)sizeof(dir)) {
+		warnx_obj(o.runtime_dir, "--start-unit: %s", strerror(ENAMETOOLONG));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, inst);
+	if ((mkdir(o.runtime_dir, 0755) < 0 && errno != EEXIST) || (mkdir(dir, 0700) < 0 && errno != EEXIST)) {
+		warnx_obj(dir, "--start-unit: cannot create: %s", strerror(errno));
+		return;
+	}
+	event_env(s, &env);
+	int r = safe_write_file(path, SAFE_REPLACE, 0600, write_event_env, &env);
+	if (r < 0) {
+		warnx_obj(path, "--start-unit: cannot write the event: %s", safe_strerror(r));
+		return;
+	}
+	const char *const argv[] = { "systemctl", "--no-block", "--quiet", "start", unit, NULL };
+	int st = run_with_event(s, argv);
+	if (st != 0) {
+		warnx_obj(unit, "--start-unit: systemctl start: %s", st < 0 ? strerror(-st) : "failed");
+		unlink(path);
+	}
 }
 
 static void prom_label(FILE *f, const char *s)
@@ -623,9 +419,16 @@ static void prom_label(FILE *f, const char *s)
 			fputc(*s, f);
 }
 
+/* The metrics file: the monitor's counters and the kernel log's. */
+struct metrics {
+	const struct integrity_monitor *mon;
+	const struct integrity_kmsg *kmsg;
+};
+
 static void write_metrics(FILE *f, void *data)
 {
-	const struct integrity_kmsg *k = data;
+	const struct metrics *m = data;
+	const struct integrity_monitor_totals *t = integrity_monitor_totals(m->mon);
 
 	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "
 	      "and what failed (kind).\n# TYPE integrityctl_bad_blocks_total counter\n", f);
@@ -639,11 +442,11 @@ static void write_metrics(FILE *f, void *data)
 	fputs("# HELP integrityctl_kernel_errors_total Deprecated, removed in the next release: use "
 	      "integrityctl_bad_blocks_total{source=\"kernel\"}.\n# TYPE integrityctl_kernel_errors_total counter\n",
 	      f);
-	for (size_t i = 0; i < counts.n; i++) {
+	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
+		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
 		fputs("integrityctl_kernel_errors_total{device=\"", f);
-		prom_label(f, counts.v[i].device);
-		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(counts.v[i].kind),
-			counts.v[i].n);
+		prom_label(f, c->device);
+		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind), c->count);
 	}
 	fprintf(f,
 		"# HELP integrityctl_kernel_errors_uncounted_total Errors past the number of devices and kinds kept.\n"
@@ -658,209 +461,51 @@ static void write_metrics(FILE *f, void *data)
 		"# HELP integrityctl_monitor_records_lost_total Kernel log records overwritten before they were read.\n"
 		"# TYPE integrityctl_monitor_records_lost_total counter\n"
 		"integrityctl_monitor_records_lost_total %" PRIu64 "\n",
-		counts.dropped, counts.suppressed, integrity_kmsg_records(k), integrity_kmsg_lost(k));
-	if (counts.last_event > 0)
+		t->uncounted, t->suppressed, integrity_kmsg_records(m->kmsg), integrity_kmsg_lost(m->kmsg));
+	if (t->last_event > 0)
 		fprintf(f,
 			"# HELP integrityctl_kernel_last_error_timestamp_seconds When the last error was read.\n"
 			"# TYPE integrityctl_kernel_last_error_timestamp_seconds gauge\n"
 			"integrityctl_kernel_last_error_timestamp_seconds %.0f\n",
-			counts.last_event);
+			t->last_event);
 }
 
 /* One line of the events kept for --list: Unix time, a summary a
  * terminal may show, the JSON. */
-static void log_event(FILE *log, const struct shown *s)
+static void log_event(FILE *log, const struct integrity_monitor_event *s)
 {
 	const struct integrity_event_info *in = s->info;
 	const struct integrity_owner *w = in && in->owners ? integrity_owners_get(in->owners, 0, 0) : NULL;
-	_cleanup_free_ char *dev = printable_name(event_device(s), false, true);
+	_cleanup_free_ char *dev = printable_name(s->device, false, true);
 	_cleanup_free_ char *path = w && w->path ? printable_name(w->path, false, true) : NULL;
 
-	fprintf(log, "%.0f\t%s %s", s->time, integrity_event_kind_name(s->ev.kind), dev ? dev : "?");
+	fprintf(log, "%.0f\t%s %s", s->time, integrity_event_kind_name(s->record.kind), dev ? dev : "?");
 	if (in && in->count)
 		fprintf(log, " LBA %" PRIu64, in->lba);
 	if (path)
 		fprintf(log, " %s:%" PRIu64, path, w->offset);
-	if (s->rescrubbed && s->rescrub_r == 0)
+	if (s->rescrubbed && s->rescrub_result == 0)
 		fprintf(log, " (%" PRIu64 " bad around it)", s->rescrub_bad);
 	fputc('\t', log);
 	show_json(log, s);
 }
 
-/* A device that is gone: the stable name the device-number history gave
- * it at the time. */
-static void history_name(struct shown *s)
+/* Make the records taken into events, check and show them.  The exit
+ * code so far. */
+static int flush(struct integrity_monitor *mon, FILE *log)
 {
-	const char *path = o.history ? o.history : INTEGRITY_HISTORY_PATH;
-	struct integrity_history *h = NULL;
-	struct integrity_resolve *res = NULL;
-	char key[64];
+	int r = integrity_monitor_flush(mon);
 
-	if (s->ev.has_devt)
-		snprintf(key, sizeof(key), "%u:%u", s->ev.major, s->ev.minor);
-	else if (s->ev.device[0])
-		snprintf(key, sizeof(key), "%s", s->ev.device);
-	else
-		return;
-	if (integrity_history_open(path, &h) < 0)
-		return;
-	if (integrity_history_lookup(h, key, "0", (int64_t)(s->time * 1e6), &res) == 0 ||
-	    integrity_history_lookup(h, key, "0", INTEGRITY_TIME_END, &res) == 0) {
-		const char *best = resolve_best_link(res);
-		if (best)
-			snprintf(s->was, sizeof(s->was), "%s", best);
-	}
-	integrity_resolve_free(res);
-	integrity_history_free(h);
-}
-
-/* What a batch knows of one device the kernel named: the events shown,
- * the name they go under, and the failure being counted for the rest. */
-struct batch_key {
-	char device[64];
-	bool has_devt;
-	unsigned major, minor;
-	size_t events, shown;
-	char label[512];	/* the stable name, once one event was placed */
-	uint32_t block_size;
-	bool pending;		/* a failure counted at the end, or when the next one starts */
-	enum integrity_event_kind pending_kind;
-	uint64_t start, end, usec;	/* its sectors, its time */
-};
-
-static struct batch_key *key_of(struct batch_key *keys, size_t *nkeys, const struct integrity_kernel_event *ev)
-{
-	for (size_t i = 0; i < *nkeys; i++)
-		if (keys[i].has_devt == ev->has_devt && !strcmp(keys[i].device, ev->device) &&
-		    (!ev->has_devt || (keys[i].major == ev->major && keys[i].minor == ev->minor)))
-			return &keys[i];
-	struct batch_key *k = &keys[(*nkeys)++];
-	memset(k, 0, sizeof(*k));
-	snprintf(k->device, sizeof(k->device), "%s", ev->device);
-	k->has_devt = ev->has_devt;
-	k->major = ev->major;
-	k->minor = ev->minor;
-	snprintf(k->label, sizeof(k->label), "%s", ev->device[0] ? ev->device : "-");
-	return k;
-}
-
-static void commit_pending(struct batch_key *k)
-{
-	if (!k->pending)
-		return;
-	count_event(k->label, k->pending_kind, 1);
-	counts.events++;
-	k->pending = false;
-}
-
-/* An event past the ones shown for its device: counted, never placed,
- * the NVMe driver's and the block layer's lines about one read as one
- * failure (the device's block size from the events placed). */
-static void count_only(struct batch_key *k, const struct integrity_kernel_event *ev)
-{
-	uint64_t per = k->block_size >= 512 ? k->block_size / 512 : 1;
-	uint64_t start = ev->has_sector ? ev->sector : ev->lba * per;
-	uint64_t len = ev->count ? (ev->has_sector ? ev->count : ev->count * per) : per;
-
-	if (k->pending && start < k->end && k->start < start + len && ev->usec <= k->usec + 1000000) {
-		if (kind_rank(ev->kind) > kind_rank(k->pending_kind))
-			k->pending_kind = ev->kind;
-		return;
-	}
-	commit_pending(k);
-	k->pending = true;
-	k->pending_kind = ev->kind;
-	k->start = start;
-	k->end = start + len;
-	k->usec = ev->usec;
-	k->events++;
-}
-
-/* Place, merge, check and show a batch of events.  The exit code so far. */
-static int flush(struct integrity_context *ctx, struct integrity_kernel_event *batch, size_t n, uint64_t around,
-		 FILE *log)
-{
-	double boot = boot_time();
-	struct shown *v = calloc(n ? n : 1, sizeof(*v));
-	struct batch_key *keys = calloc(n ? n : 1, sizeof(*keys));
-	size_t m = 0, nkeys = 0;
-	int ret = EXIT_CLEAN;
-
-	if (!v || !keys) {
-		free(v);
-		free(keys);
-		return fail(EXIT_FAIL, NULL, -ENOMEM, "monitor");
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct integrity_kernel_event *ev = &batch[i];
-		if (ev->kind == INTEGRITY_EVENT_SUPPRESSED) {
-			counts.suppressed += ev->suppressed;
-			continue;
-		}
-		/* A SCSI sense line has no sector: it says what the next line
-		 * about its disk (the block layer's) failed, so it becomes that
-		 * line's kind. */
-		if (!has_place(ev) && ev->kind != INTEGRITY_EVENT_FS) {
-			for (size_t k = i + 1; k < n; k++)
-				if (has_place(&batch[k]) && !strcmp(batch[k].device, ev->device)) {
-					if (kind_rank(ev->kind) > kind_rank(batch[k].kind))
-						batch[k].kind = ev->kind;
-					break;
-				}
-			continue;
-		}
-		ret = EXIT_BAD;
-		struct batch_key *key = key_of(keys, &nkeys, ev);
-		/* A storm: past the events shown for a device, only counted. */
-		if (key->shown >= SHOWN_PER_DEVICE) {
-			count_only(key, ev);
-			continue;
-		}
-		struct shown *s = &v[m];
-		s->ev = *ev;
-		s->merged = 1;
-		add_source(s, ev->source);
-		int r = integrity_event_resolve(ctx, ev, o.no_owners ? INTEGRITY_EVENT_NO_OWNERS : 0, &s->info);
-		if (r < 0)
-			warnx_obj(ev->device, "cannot place the kernel's error: %s", strerror(-r));
-		if (own_read(s)) {
-			integrity_event_info_free(s->info);
-			memset(s, 0, sizeof(*s));
-			continue;
-		}
-		s->time = boot + (double)ev->usec / 1e6;
-		if (s->info && s->info->gone)
-			history_name(s);
-		/* The NVMe driver's line and the block layer's for one I/O: one
-		 * event, with both sources and the more precise kind. */
-		if (m && same_failure(&v[m - 1], s)) {
-			struct shown *p = &v[m - 1];
-			add_source(p, ev->source);
-			p->merged++;
-			if (kind_rank(ev->kind) > kind_rank(p->ev.kind))
-				p->ev.kind = ev->kind;
-			integrity_event_info_free(s->info);
-			memset(s, 0, sizeof(*s));
-			continue;
-		}
-		snprintf(key->label, sizeof(key->label), "%s", event_device(s));
-		if (s->info && s->info->block_size)
-			key->block_size = s->info->block_size;
-		key->shown++;
-		key->events++;
-		m++;
-	}
-	size_t rescrubs = 0;
-	for (size_t i = 0; i < m; i++) {
-		struct shown *s = &v[i];
-		/* One failure, however many lines the kernel gave it. */
-		count_event(event_device(s), s->ev.kind, 1);
-		counts.events++;
-		counts.last_event = (double)time(NULL);
-		if (!o.no_rescrub && rescrubs < RESCRUBS_PER_BATCH && s->info && s->info->count && !stop_signal) {
-			rescrub(ctx, s, around);
-			rescrubs++;
-		}
+	if (r < 0)
+		return fail(EXIT_FAIL, NULL, r, "monitor");
+	for (size_t i = 0; i < integrity_monitor_event_count(mon); i++) {
+		const struct integrity_monitor_event *s = integrity_monitor_event(mon, i);
+		if (s->resolve_err < 0)
+			warnx_obj(s->record.device, "cannot place the kernel's error: %s", strerror(-s->resolve_err));
+		if (!stop_signal)
+			integrity_monitor_rescrub(mon, i);
+		if (s->repair_err < 0)
+			warnx_obj(s->repair_array, "--repair: %s", strerror(-s->repair_err));
 		if (gopt.json)
 			show_json(stdout, s);
 		else if (!gopt.quiet)
@@ -873,117 +518,212 @@ static int flush(struct integrity_context *ctx, struct integrity_kernel_event *b
 #endif
 		if (o.exec)
 			run_hook(s);
+		if (o.start_unit)
+			start_unit(s);
 	}
 	/* A storm: what was not shown, per device, in one line each. */
-	for (size_t i = 0; i < nkeys; i++) {
-		struct batch_key *k = &keys[i];
-		commit_pending(k);
-		if (k->events <= k->shown)
-			continue;
-		counts.last_event = (double)time(NULL);
+	for (size_t i = 0; i < integrity_monitor_more_count(mon); i++) {
+		const struct integrity_monitor_more *m = integrity_monitor_more(mon, i);
 		if (gopt.json) {
 			struct json j;
 			json_open_line(&j, stdout);
 			json_string(&j, "kind", "more");
-			json_string(&j, "device", k->label);
-			json_u64(&j, "events", k->events - k->shown);
+			json_string(&j, "device", m->device);
+			json_u64(&j, "events", m->events);
 			json_close(&j);
 		} else if (!gopt.quiet) {
-			_cleanup_free_ char *d = printable_name(k->label, true, true);
-			printf("... and %zu more on %s\n", k->events - k->shown, d ? d : "?");
+			_cleanup_free_ char *d = printable_name(m->device, true, true);
+			printf("... and %" PRIu64 " more on %s\n", m->events, d ? d : "?");
 		}
 	}
 	fflush(stdout);
-	for (size_t i = 0; i < m; i++)
-		integrity_event_info_free(v[i].info);
-	free(v);
-	free(keys);
-	return ret;
+	return r > 0 ? EXIT_BAD : EXIT_CLEAN;
 }
 
-/* The events kept so far (at most EVENTS_MAX bytes, whole lines): a
- * malloc'd string, "" when there are none; NULL with *err on a refusal. */
-static char *read_events(const char *dir, int *err)
+/* The events kept in dir: the older file, then the newer; a malloc'd
+ * string of whole lines, "" when there are none (*found: whether either
+ * file is there); NULL with *err. */
+static char *read_events(const char *dir, int *err, bool *found)
 {
-	char path[4096];
+	static const char *const names[] = { EVENTS_NAME ".1", EVENTS_NAME };
 	struct stat st;
+	char *all = NULL;
+	size_t len = 0;
 
 	*err = 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path)) {
-		*err = -ENAMETOOLONG;
-		return NULL;
-	}
-	FILE *f = safe_fopen_read(path, 2 * EVENTS_MAX, SAFE_TRUSTED, &st);
-	if (!f && errno == ENOENT)
+	*found = false;
+	_cleanup_close_ int dfd = safe_open_dir(dir, SAFE_TRUSTED, &st);
+	if (dfd == -ENOENT)
 		return strdup("");
-	if (!f) {
-		*err = -errno;
+	if (dfd < 0) {
+		*err = dfd;
 		return NULL;
 	}
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[65536];
-	size_t k;
-	while (m && (k = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, k, m);
-	if (ferror(f))
-		*err = -EIO;
-	fclose(f);
-	if (!m || fclose(m) != 0) {
-		free(buf);
-		*err = -ENOMEM;
-		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		_cleanup_close_ int fd = safe_open_read_at(dfd, names[i], EVENTS_READ_MAX, SAFE_TRUSTED, &st);
+		if (fd == -ENOENT)
+			continue;
+		*found = true;
+		char *grown = fd < 0 ? NULL : realloc(all, len + (size_t)st.st_size + 1);
+		if (!grown) {
+			*err = fd < 0 ? fd : -ENOMEM;
+			free(all);
+			return NULL;
+		}
+		all = grown;
+		int r = read_full(fd, all + len, (size_t)st.st_size, 0);
+		if (r < 0) {
+			*err = r;
+			free(all);
+			return NULL;
+		}
+		/* Whole lines: a line being appended now is left for later. */
+		size_t n = (size_t)st.st_size;
+		while (n && all[len + n - 1] != '\n')
+			n--;
+		len += n;
 	}
-	return buf;
+	if (!all)
+		return strdup("");
+	all[len] = '\0';
+	return all;
 }
 
-struct events_out {
-	const char *old, *add;
-};
-
-static void write_events(FILE *f, void *data)
+/* Add a batch's events: appended to DIR/monitor.events, which becomes
+ * monitor.events.1 once the next batch would take it past EVENTS_MAX. */
+static int save_events(const char *dir, const char *add, size_t len)
 {
-	const struct events_out *e = data;
-	size_t ol = strlen(e->old), al = strlen(e->add);
-	const char *keep = e->old;
+	struct stat st;
 
-	/* The newest: the oldest whole lines go past the cap. */
-	while (ol + al > EVENTS_MAX && *keep) {
-		const char *nl = strchr(keep, '\n');
-		size_t cut = nl ? (size_t)(nl - keep) + 1 : ol;
-		keep += cut;
-		ol -= cut;
-	}
-	fwrite(keep, 1, ol, f);
-	fwrite(e->add, 1, al, f);
-}
-
-static int save_events(const char *dir, const char *add)
-{
-	char path[4096];
-	int err;
-
-	if (!*add)
+	if (!len)
 		return 0;
-	_cleanup_free_ char *old = read_events(dir, &err);
-	if (!old)
-		return err;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, EVENTS_NAME) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	struct events_out e = { old, add };
-	return safe_write_file(path, SAFE_REPLACE, 0600, write_events, &e);
+	_cleanup_close_ int dfd = safe_open_dir(dir, SAFE_TRUSTED, &st);
+	if (dfd < 0)
+		return dfd;
+	int fd = safe_open_append_at(dfd, EVENTS_NAME, 0600, &st);
+	if (fd >= 0 && st.st_size > 0 && (uint64_t)st.st_size + len > EVENTS_MAX) {
+		close(fd);
+		if (renameat(dfd, EVENTS_NAME, dfd, EVENTS_NAME ".1") < 0)
+			return -errno;
+		fd = safe_open_append_at(dfd, EVENTS_NAME, 0600, &st);
+	}
+	if (fd < 0)
+		return fd;
+	int r = write_all(fd, add, len);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
 }
 
-/* --list: the events kept, since a time. */
+static void print_stamp(uint64_t when)
+{
+	char stamp[32];
+	time_t tt = (time_t)when;
+	struct tm tm;
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+	printf("%s ", stamp);
+}
+
+#ifdef HAVE_LIBSYSTEMD
+/* --list without the monitor's own file: the journal's entries of events.
+ * They have fewer fields than the file's: the JSON has those (time, kind,
+ * device, kname, source, lba, files), the line the same summary.  How
+ * many, or -errno when the journal cannot be read. */
+static int list_journal(int64_t since_usec)
+{
+	sd_journal *jr = NULL;
+	uint64_t usec;
+	int r, shown = 0;
+
+	r = journal_read_open(&jr, o.journal_dir, "MESSAGE_ID=" MID_KERNEL_EVENT,
+			      since_usec > 0 ? (uint64_t)since_usec : 0);
+	if (r < 0)
+		return r;
+	while ((r = journal_read_next(jr, &usec)) > 0) {
+		if ((int64_t)usec < since_usec)
+			continue;
+		_cleanup_free_ char *kind = journal_read_field(jr, "INTEGRITY_KIND");
+		_cleanup_free_ char *device = journal_read_field(jr, "INTEGRITY_DEVICE");
+		_cleanup_free_ char *kname = journal_read_field(jr, "INTEGRITY_KNAME");
+		_cleanup_free_ char *source = journal_read_field(jr, "INTEGRITY_SOURCE");
+		_cleanup_free_ char *lba = journal_read_field(jr, "INTEGRITY_LBA");
+		_cleanup_free_ char *file = journal_read_field(jr, "INTEGRITY_FILE");
+		_cleanup_free_ char *offset = journal_read_field(jr, "INTEGRITY_OFFSET");
+		uint64_t n, off;
+		if (!kind || !device)
+			continue;
+		if (gopt.json) {
+			struct json j;
+			json_open_line(&j, stdout);
+			json_u64(&j, "time", usec / 1000000);
+			json_string(&j, "kind", kind);
+			json_string(&j, "device", device);
+			if (kname)
+				json_string(&j, "kname", kname);
+			if (source) {
+				json_array_begin(&j, "sources");
+				json_string(&j, NULL, source);
+				json_array_end(&j);
+			}
+			if (lba && parse_u64(lba, &n) == 0)
+				json_u64(&j, "lba", n);
+			if (file) {
+				json_array_begin(&j, "files");
+				json_object_begin(&j, NULL);
+				json_string(&j, "path", file);
+				if (offset && parse_u64(offset, &off) == 0)
+					json_u64(&j, "offset", off);
+				json_object_end(&j);
+				json_array_end(&j);
+			}
+			json_close(&j);
+		} else {
+			_cleanup_free_ char *k = printable_name(kind, true, true);
+			_cleanup_free_ char *d = printable_name(device, true, true);
+			_cleanup_free_ char *f = file ? printable_name(file, true, true) : NULL;
+			print_stamp(usec / 1000000);
+			printf("%s %s", k ? k : "?", d ? d : "?");
+			if (lba && parse_u64(lba, &n) == 0)
+				printf(" LBA %" PRIu64, n);
+			if (f)
+				printf(" %s:%s", f, offset && parse_u64(offset, &off) == 0 ? offset : "?");
+			putchar('\n');
+		}
+		shown++;
+	}
+	journal_read_close(jr);
+	return r < 0 ? r : shown;
+}
+#endif
+
+/* --list: the events kept, since a time; from the journal when the
+ * monitor kept none itself. */
 static int list_events(const char *dir, int64_t since_usec)
 {
 	int err;
-	_cleanup_free_ char *all = read_events(dir, &err);
+	bool found;
+	_cleanup_free_ char *all = read_events(dir, &err, &found);
 	size_t shown = 0;
 
 	if (!all)
 		return fail_file(EXIT_FAIL, dir, err, "cannot read the monitor's events");
+#ifdef HAVE_LIBSYSTEMD
+	if (o.journal_dir) {
+		int r = list_journal(since_usec);
+		if (r < 0)
+			return fail(EXIT_FAIL, o.journal_dir, r, "cannot read the journal");
+		if (!r && !gopt.json && !gopt.quiet)
+			fprintf(stderr, "integrityctl: monitor: no events in the journal in %s%s\n", o.journal_dir,
+				since_usec ? " since then" : "");
+		return EXIT_CLEAN;
+	}
+	if (!found && list_journal(since_usec) > 0)
+		return EXIT_CLEAN;
+#else
+	if (o.journal_dir)
+		return fail(EXIT_USAGE, NULL, 0, "--journal-dir: built without libsystemd");
+#endif
 	for (char *line = all, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -998,11 +738,8 @@ static int list_events(const char *dir, int64_t since_usec)
 		if (gopt.json) {
 			puts(t2 + 1);
 		} else {
-			char stamp[32];
-			time_t tt = (time_t)when;
-			struct tm tm;
-			strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
-			printf("%s %s\n", stamp, t1 + 1);
+			print_stamp(when);
+			printf("%s\n", t1 + 1);
 		}
 		shown++;
 	}
@@ -1036,6 +773,11 @@ int cmd_monitor(int argc, const char **argv)
 		  "write integrityctl_monitor.prom there (node_exporter's textfile collector)", "DIR" },
 		{ "exec", '\0', POPT_ARG_STRING, &o.exec, 0,
 		  "run CMD (with sh -c) for every event, with INTEGRITY_* in its environment", "CMD" },
+		{ "start-unit", '\0', POPT_ARG_NONE, &o.start_unit, 0,
+		  "for every event, start integrity-event@SEQ.service with the event in its environment", NULL },
+		{ "runtime-dir", '\0', POPT_ARG_STRING, &o.runtime_dir, 0,
+		  "with --start-unit: write the events for the units to DIR/events (default " DEFAULT_RUNTIME_DIR ")",
+		  "DIR" },
 		{ "journal", '\0', POPT_ARG_NONE, &o.journal, 0,
 		  "send every event to the journal (the default under systemd)", NULL },
 		{ "history", '\0', POPT_ARG_STRING, &o.history, 0,
@@ -1045,6 +787,8 @@ int cmd_monitor(int argc, const char **argv)
 		  NULL },
 		{ "since", '\0', POPT_ARG_STRING, &o.since, 0, "with --list: only events since TIME (ISO 8601, @EPOCH)",
 		  "TIME" },
+		{ "journal-dir", '\0', POPT_ARG_STRING, &o.journal_dir, 0,
+		  "with --list: read the journal files in DIR (another system's) instead of the monitor's events", "DIR" },
 		GLOBAL_OPTIONS,
 		POPT_AUTOHELP
 		POPT_TABLEEND
@@ -1069,9 +813,15 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
+	if (o.runtime_dir && (!o.start_unit || !*o.runtime_dir))
+		return fail(EXIT_USAGE, NULL, 0, "--runtime-dir: a directory, with --start-unit");
+	if (!o.runtime_dir)
+		o.runtime_dir = DEFAULT_RUNTIME_DIR;
 	int64_t since = 0;
 	if (o.since && !o.list)
 		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");
+	if (o.journal_dir && !o.list)
+		return fail(EXIT_USAGE, NULL, 0, "--journal-dir goes with --list");
 	if (o.since && integrity_time_parse(o.since, &since) < 0)
 		return fail(EXIT_USAGE, o.since, 0, "--since: not a time from 1970 to 9999: use ISO 8601 "
 			    "(2025-03-01T12:00:00Z) or @EPOCH");
@@ -1103,17 +853,28 @@ int cmd_monitor(int argc, const char **argv)
 	int wd = watchdog_ms();
 	int ret = EXIT_CLEAN;
 	bool seen = false;
-	struct integrity_kernel_event *batch = calloc(BATCH_MAX, sizeof(*batch));
-	if (!batch) {
+	struct integrity_monitor_params mp = {
+		.flags = o.no_owners ? INTEGRITY_EVENT_NO_OWNERS : 0,
+		.rescrub = !o.no_rescrub,
+		.around = around,
+		.repair = o.repair,
+		.history = o.history,
+	};
+	struct integrity_monitor *mon = NULL;
+	r = integrity_monitor_new(&mon, ctx, &mp);
+	if (r < 0) {
 		integrity_kmsg_free(k);
-		return fail(EXIT_FAIL, NULL, -ENOMEM, "monitor");
+		return fail(EXIT_FAIL, NULL, r, "monitor");
 	}
 	if (follow)
 		notify("READY=1\nSTATUS=Following the kernel log");
 	for (;;) {
+		struct integrity_kernel_event ev;
 		size_t n = 0;
-		while (n < BATCH_MAX && !stop_signal && (r = integrity_kmsg_next(k, &batch[n])) == 1)
+		while (n < INTEGRITY_MONITOR_BATCH_MAX && !stop_signal && (r = integrity_kmsg_next(k, &ev)) == 1) {
+			integrity_monitor_add(mon, &ev);
 			n++;
+		}
 		if (r < 0 && r != -EINTR) {
 			ret = fail(EXIT_FAIL, o.kmsg ? o.kmsg : "/dev/kmsg", r, "cannot read the kernel log");
 			break;
@@ -1122,9 +883,9 @@ int cmd_monitor(int argc, const char **argv)
 			char *logbuf = NULL;
 			size_t loglen = 0;
 			FILE *log = state ? open_memstream(&logbuf, &loglen) : NULL;
-			int f = flush(ctx, batch, n, around, log);
+			int f = flush(mon, log);
 			if (log && fclose(log) == 0) {
-				int w = save_events(state, logbuf);
+				int w = save_events(state, logbuf, loglen);
 				if (w < 0)
 					warnx_obj(state, "cannot keep the events for --list: %s", safe_strerror(w));
 			}
@@ -1145,11 +906,11 @@ int cmd_monitor(int argc, const char **argv)
 			if (snprintf(path, sizeof(path), "%s/integrityctl_monitor.prom", o.metrics_dir) >= (int)sizeof(path))
 				s = -ENAMETOOLONG;
 			else
-				s = safe_write_file(path, 0, 0644, write_metrics, k);
+				s = safe_write_file(path, 0, 0644, write_metrics, &(struct metrics){ mon, k });
 			if (s < 0)
 				warnx_obj(o.metrics_dir, "cannot write metrics: %s", safe_strerror(s));
 		}
-		if (n == BATCH_MAX)
+		if (n == INTEGRITY_MONITOR_BATCH_MAX)
 			continue;	/* more are waiting */
 		if (!follow || stop_signal)
 			break;
@@ -1163,8 +924,7 @@ int cmd_monitor(int argc, const char **argv)
 	}
 	if (follow)
 		notify("STOPPING=1");
-	free(batch);
-	free(counts.v);
+	integrity_monitor_free(mon);
 	integrity_kmsg_free(k);
 	/* Following, a stop by signal is how a service ends: not an error.
 	 * Read once, errors found are exit 1, as a scrub's are. */

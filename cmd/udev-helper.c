@@ -186,7 +186,7 @@ static void print_properties(const struct integrity_device *dev, const struct in
 		return;
 	if (integrity_resolve_diskseq(res))
 		print_number("ID_INTEGRITY_DISKSEQ", (long long)integrity_resolve_diskseq(res));
-	print_property("ID_INTEGRITY_STABLE_NAME", resolve_best_link(res), INTEGRITY_ESCAPE_PATH);
+	print_property("ID_INTEGRITY_STABLE_NAME", integrity_resolve_stable_link(res), INTEGRITY_ESCAPE_PATH);
 	print_property("ID_INTEGRITY_PARTUUID", integrity_resolve_value(res, INTEGRITY_LINK_PARTUUID), 0);
 	print_property("ID_INTEGRITY_PARTLABEL", integrity_resolve_value(res, INTEGRITY_LINK_PARTLABEL), 0);
 	print_property("ID_INTEGRITY_FS_UUID", integrity_resolve_value(res, INTEGRITY_LINK_UUID), 0);

@@ -255,6 +255,30 @@ int safe_open_read(const char *path, size_t max, unsigned flags, struct stat *st
 	return fd;
 }
 
+int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *st)
+{
+	struct stat own;
+
+	if (!st)
+		st = &own;
+	int fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+			mode);
+	if (fd < 0)
+		return errno == ENXIO ? -SAFE_EFTYPE : -errno;	/* a FIFO nobody reads */
+	int r = 0;
+	if (fstat(fd, st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st->st_mode))
+		r = -SAFE_EFTYPE;
+	else if (!safe_trusted(st))
+		r = -EPERM;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int safe_open_existing(const char *path, int flags)
 {
 	char name[NAME_MAX + 1];

@@ -70,6 +70,12 @@ int safe_open_read_at(int dirfd, const char *name, size_t max, unsigned flags, s
 FILE *safe_fopen_read(const char *path, size_t max, unsigned flags, struct stat *st);
 FILE *safe_fdopen_read(int fd, size_t max);
 
+/* Open state to append to (created with mode): name in dirfd, a regular
+ * file owned by root or the caller and writable by nobody else, never
+ * through a link (-ELOOP) or a FIFO.  The fd (st filled), or -errno as
+ * above. */
+int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *st);
+
 /* Open an existing file named by the user to change it in place (open(2)
  * flags): as open(), but a symbolic link on the way or at the end is
  * followed only by the rule above (-ELOOP). */

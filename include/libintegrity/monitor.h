@@ -12,6 +12,7 @@
 
 #include "base.h"
 #include "device.h"
+#include "scrub.h"
 #include "stack.h"
 
 #ifdef __cplusplus
@@ -134,6 +135,134 @@ struct integrity_event_info {
 int integrity_event_resolve(struct integrity_context *ctx, const struct integrity_kernel_event *ev, unsigned flags,
 			    struct integrity_event_info **info);
 void integrity_event_info_free(struct integrity_event_info *info);
+
+/* ------------------------------------------------------------------------
+ * A monitor: records in, a bounded batch of events out
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The monitor's policy, the same for every front end: records are taken
+ * up to INTEGRITY_MONITOR_BATCH_MAX at a time and made into a batch of
+ * events.
+ *  - One failure, one event: the NVMe driver's, the SCSI sense and the
+ *    block layer's lines about one I/O (the same disk, blocks that
+ *    overlap, within a second) merge, with every source and the most
+ *    precise kind.  md's lines tell what md did about a failure: events of
+ *    their own.
+ *  - A storm is bounded: INTEGRITY_MONITOR_SHOWN_PER_DEVICE events per
+ *    device the kernel named and batch; the rest are merged the same way,
+ *    counted exactly and never placed, and summed up per device
+ *    (integrity_monitor_more).  At most INTEGRITY_MONITOR_RESCRUBS_PER_BATCH
+ *    re-scrubs are asked for per batch.  Counters by device and kind stay
+ *    exact up to INTEGRITY_MONITOR_COUNTERS_MAX keys, and past them are
+ *    summed in the totals' uncounted.  The monitor holds well under
+ *    32 MiB whatever the rate.
+ *  - What the monitor read itself (its re-scrubs, integrity_monitor_note_read)
+ *    is no new error: lines about those blocks logged then (two seconds
+ *    of slack either way) are dropped.
+ *  - A re-scrub reads the disk that holds the blocks; below md and dm, the
+ *    first whole disk that is neither (md reads the other copies itself).
+ */
+#define INTEGRITY_MONITOR_BATCH_MAX		1024
+#define INTEGRITY_MONITOR_SHOWN_PER_DEVICE	32
+#define INTEGRITY_MONITOR_RESCRUBS_PER_BATCH	16
+#define INTEGRITY_MONITOR_COUNTERS_MAX		4096
+
+struct integrity_monitor_params {
+	unsigned flags;			/* INTEGRITY_EVENT_NO_OWNERS */
+	bool rescrub;			/* ask for a re-scrub of the blocks around each event */
+	uint64_t around;		/* that many blocks before and after the event's */
+	bool repair;			/* re-scrub: md RAID1 rewrites the bad blocks found on a member */
+	const char *history;		/* the device-number history, NULL: INTEGRITY_HISTORY_PATH */
+};
+
+/* One event of a batch: one failure, however many records told of it. */
+struct integrity_monitor_event {
+	struct integrity_kernel_event record;	/* the first; its kind the most precise of all */
+	const char *sources[4];		/* each record's source, each once */
+	size_t nsources;
+	uint64_t records;		/* records it stands for */
+	const struct integrity_event_info *info;	/* NULL when it could not be placed */
+	int resolve_err;		/* then why */
+	const char *device;		/* the name it goes under: stable, else was, else the kernel's, "-" */
+	const char *was;		/* gone: its stable name in the device-number history then, or NULL */
+	double time;			/* Unix time of the record */
+	/* The re-scrub asked for: the disk that holds the blocks, the blocks
+	 * around them. */
+	bool rescrub_wanted;
+	char rescrub_target[300];	/* "/dev/NAME" */
+	uint64_t rescrub_start, rescrub_blocks;
+	/* What integrity_monitor_rescrub() found: 0 or -errno (-EINTR: stopped),
+	 * the bad blocks (each once; the first few LBAs), and --repair's results. */
+	bool rescrubbed;
+	int rescrub_result;
+	uint64_t rescrub_bad;
+	uint64_t bad_lbas[8];
+	size_t nbad;
+	struct integrity_scrub_repair_block repairs[8];
+	size_t nrepairs;
+	int repair_err;			/* an array that could not be repaired: why, and which */
+	char repair_array[256];
+};
+
+/* A device's events in a batch past those shown: counted, not placed. */
+struct integrity_monitor_more {
+	const char *device;		/* the name its events go under */
+	uint64_t events;
+};
+
+/* Failures by device (the name events go under) and kind, since the start. */
+struct integrity_monitor_counter {
+	char device[300];
+	enum integrity_event_kind kind;
+	uint64_t count;
+};
+
+struct integrity_monitor_totals {
+	uint64_t events;		/* failures, shown or counted */
+	uint64_t uncounted;		/* of them, past INTEGRITY_MONITOR_COUNTERS_MAX keys */
+	uint64_t suppressed;		/* messages the kernel's rate limit left out */
+	double last_event;		/* Unix time of the last batch with a failure, 0 none */
+};
+
+struct integrity_monitor;
+
+int integrity_monitor_new_sized(struct integrity_monitor **mon, struct integrity_context *ctx,
+				const struct integrity_monitor_params *params, size_t params_size);
+#define integrity_monitor_new(mon, ctx, params) \
+	integrity_monitor_new_sized((mon), (ctx), (params), sizeof(*(params)))
+void integrity_monitor_free(struct integrity_monitor *mon);
+/* Take a record (integrity_kmsg_next's); -ENOBUFS when
+ * INTEGRITY_MONITOR_BATCH_MAX are waiting for integrity_monitor_flush. */
+int integrity_monitor_add_sized(struct integrity_monitor *mon, const struct integrity_kernel_event *ev,
+				size_t ev_size);
+#define integrity_monitor_add(mon, ev) integrity_monitor_add_sized((mon), (ev), sizeof(*(ev)))
+size_t integrity_monitor_pending(const struct integrity_monitor *mon);
+/* Make the records taken into a new batch (the last one's events are
+ * freed), and count them.  Returns how many records told of a failure
+ * (0: none, only rate limits or nothing), or -errno. */
+int integrity_monitor_flush(struct integrity_monitor *mon);
+/* The batch's events, in the kernel's order. */
+size_t integrity_monitor_event_count(const struct integrity_monitor *mon);
+const struct integrity_monitor_event *integrity_monitor_event(const struct integrity_monitor *mon, size_t i);
+/* Run the re-scrub event i asks for (and the repair, with params.repair),
+ * and note its reads; the results go into the event.  0 when done or none
+ * was asked for, -EINVAL for no such event.  Slow: a front end runs it
+ * off its read loop, before it shows the event. */
+int integrity_monitor_rescrub(struct integrity_monitor *mon, size_t i);
+/* The batch's devices with events past those shown. */
+size_t integrity_monitor_more_count(const struct integrity_monitor *mon);
+const struct integrity_monitor_more *integrity_monitor_more(const struct integrity_monitor *mon, size_t i);
+/* Counters since the monitor was made. */
+size_t integrity_monitor_counter_count(const struct integrity_monitor *mon);
+const struct integrity_monitor_counter *integrity_monitor_counter(const struct integrity_monitor *mon, size_t i);
+const struct integrity_monitor_totals *integrity_monitor_totals(const struct integrity_monitor *mon);
+/* Blocks start..start+blocks of disk (a kernel name) that the caller read
+ * itself from from_usec to to_usec (CLOCK_MONOTONIC, as the kernel log
+ * counts): what the kernel logs about them then is not a new error.  The
+ * newest 64 are kept. */
+int integrity_monitor_note_read(struct integrity_monitor *mon, const char *disk, uint64_t start, uint64_t blocks,
+				uint64_t from_usec, uint64_t to_usec);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,10 @@ bool integrity_resolve_udev_stale(const struct integrity_resolve *res);
  * \xHH for bytes outside its safe set. */
 size_t integrity_resolve_link_count(const struct integrity_resolve *res);
 const char *integrity_resolve_link(const struct integrity_resolve *res, size_t index);
+/* The link that names the device best: the first by-id/wwn-, by-id/,
+ * by-partuuid, by-path, by-uuid, by-partlabel, by-label, by-diskseq
+ * link; NULL when there is none. */
+const char *integrity_resolve_stable_link(const struct integrity_resolve *res);
 /* The value behind the first link of a kind, decoded (the PARTUUID, the raw
  * partition or file system label, ...); NULL when there is none. */
 const char *integrity_resolve_value(const struct integrity_resolve *res,

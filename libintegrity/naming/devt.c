@@ -279,6 +279,24 @@ INTEGRITY_EXPORT const char *integrity_resolve_link(const struct integrity_resol
 	return index < res->links.n ? res->links.v[index] : NULL;
 }
 
+INTEGRITY_EXPORT const char *integrity_resolve_stable_link(const struct integrity_resolve *res)
+{
+	/* The names that stay with the device first, labels and the
+	 * boot's sequence number last. */
+	static const enum integrity_link_kind order[] = {
+		INTEGRITY_LINK_WWN, INTEGRITY_LINK_ID, INTEGRITY_LINK_PARTUUID, INTEGRITY_LINK_PATH,
+		INTEGRITY_LINK_UUID, INTEGRITY_LINK_PARTLABEL, INTEGRITY_LINK_LABEL, INTEGRITY_LINK_DISKSEQ,
+	};
+
+	if (!res)
+		return NULL;
+	for (size_t k = 0; k < ARRAY_SIZE(order); k++)
+		for (size_t i = 0; i < res->links.n; i++)
+			if (link_kind(res->links.v[i]) == order[k])
+				return res->links.v[i];
+	return NULL;
+}
+
 INTEGRITY_EXPORT const char *integrity_resolve_value(const struct integrity_resolve *res,
 						     enum integrity_link_kind kind)
 {

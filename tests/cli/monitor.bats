@@ -130,6 +130,72 @@ records() {
 	assert_failure 2
 }
 
+@test "monitor --list: the events file is appended to and rotated, within its bound, the newest kept" {
+	mkdir empty
+	pad=$(printf '%0200d' 0)
+	# 9000 failures on 300 devices that are gone (30 each, all shown):
+	# several MiB of events.
+	awk -v pad="$pad" 'BEGIN {
+		for (i = 1; i <= 9000; i++)
+			printf "3,%d,%d,-;protection error, dev nvme%dn1, sector %d op 0x0:(READ) %s\n",
+				i, i, i % 300, i * 8, pad
+	}' >kmsg
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --state-dir state --no-rescrub \
+		--no-owners --history absent
+	assert_failure 1
+	[ "${#lines[@]}" -eq 9000 ]
+	[ "$(stat -c %s state/monitor.events)" -le 1048576 ]
+	[ "$(stat -c %s state/monitor.events.1)" -le 1048576 ]
+	[ "$(stat -c %a state/monitor.events)" = 600 ]
+	run --separate-stderr ictl -J monitor --list --state-dir state
+	assert_success
+	# The newest, in order, up to the last; the oldest dropped.
+	seqs=$(jq -s -c 'map(.seq)' <<<"$output")
+	[ "$(jq 'last' <<<"$seqs")" -eq 9000 ]
+	[ "$(jq 'first' <<<"$seqs")" -gt 1 ]
+	[ "$(jq '. == (. | sort) and length == (last - first + 1)' <<<"$seqs")" = true ]
+	# The state is root's own: a link at the events file is not written through.
+	rm state/monitor.events
+	ln -s "$PWD/target" state/monitor.events
+	printf '3,9001,9001,-;protection error, dev nvme1n1, sector 8 op 0x0:(READ)\n' >kmsg
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --state-dir state --no-rescrub \
+		--no-owners --history absent
+	assert_failure 1
+	[[ $stderr == *"cannot keep the events for --list"* ]]
+	[ ! -e target ]
+}
+
+@test "monitor --list: from the journal when the monitor kept no events itself" {
+	remote=/lib/systemd/systemd-journal-remote
+	[ -x "$remote" ] || skip "needs systemd-journal-remote"
+	# Two entries as the service writes them, one of another program.
+	entry() {
+		printf '__REALTIME_TIMESTAMP=%s\n__MONOTONIC_TIMESTAMP=1000\n_BOOT_ID=0123456789abcdef0123456789abcdef\n' "$1"
+		printf 'MESSAGE=x\nMESSAGE_ID=%s\nINTEGRITY_DEVICE=%s\nINTEGRITY_KNAME=sda\nINTEGRITY_KIND=%s\n' "$2" "$3" "$4"
+		printf 'INTEGRITY_SOURCE=block\nINTEGRITY_LBA=8\nINTEGRITY_FILE=/srv/a b\nINTEGRITY_OFFSET=4096\n\n'
+	}
+	mid=5a1c1b7e0d8f4c52a8b4d0a3e5f21c10
+	{
+		entry 1700000000000000 "$mid" /dev/disk/by-id/wwn-0x1 guard
+		entry 1700000001000000 0123456789abcdef0123456789abcdef /dev/sdq io
+		entry 1800000000000000 "$mid" /dev/disk/by-id/wwn-0x2 ref-tag
+	} >events.export
+	mkdir journal
+	"$remote" --output="$PWD/journal/remote.journal" events.export
+	run --separate-stderr ictl -J monitor --list --state-dir state --journal-dir journal
+	assert_success
+	[ "$(jq -s -c 'map([.time, .kind, .device, .kname, .sources, .lba, .files])' <<<"$output")" = \
+		'[[1700000000,"guard","/dev/disk/by-id/wwn-0x1","sda",["block"],8,[{"path":"/srv/a b","offset":4096}]],[1800000000,"ref-tag","/dev/disk/by-id/wwn-0x2","sda",["block"],8,[{"path":"/srv/a b","offset":4096}]]]' ]
+	run --separate-stderr ictl monitor --list --state-dir state --journal-dir journal --since @1750000000
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	assert_line --regexp '^[0-9T:+-]+ ref-tag /dev/disk/by-id/wwn-0x2 LBA 8 /srv/a b:4096$'
+	run --separate-stderr ictl monitor --list --state-dir state --journal-dir absent
+	assert_failure 3
+	run --separate-stderr ictl monitor --journal-dir journal --no-state
+	assert_failure 2
+}
+
 @test "monitor: a device that is gone gets the stable name the device-number history gave it" {
 	sys=$BATS_TEST_TMPDIR/sys
 	sysfs_example_tree "$sys"
@@ -141,6 +207,17 @@ records() {
 	assert_failure 1
 	[ "$(jq -c '[.gone, .kname, .was, .device]' <<<"$output")" = \
 		'[true,"sda17","/dev/disk/by-id/wwn-0x5333333000001f40-part17","/dev/disk/by-id/wwn-0x5333333000001f40-part17"]' ]
+	# Read once for a batch, however many gone devices it names.
+	if command -v strace >/dev/null; then
+		printf '3,6,6,-;protection error, dev sda17, sector 16 op 0x0:(READ)\n' >>kmsg
+		printf '3,7,7,-;protection error, dev sda18, sector 16 op 0x0:(READ)\n' >>kmsg
+		run --separate-stderr strace -f -qq -e trace=openat -o trace "$INTEGRITYCTL" -J monitor --sysfs-root empty \
+			--kmsg kmsg --no-state --history history
+		assert_failure 1
+		[ "${#lines[@]}" -eq 3 ]
+		[ "$(grep -c '"history"' trace)" -eq 1 ]
+		printf '3,5,5,-;protection error, dev sda17, sector 8 op 0x0:(READ)\n' >kmsg
+	fi
 	# With no history of it: the kernel's name alone.
 	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --history absent
 	assert_failure 1
@@ -170,6 +247,42 @@ records() {
 	grep -qx 'INTEGRITY_OFFSET=8192' hook.env
 }
 
+@test "monitor --start-unit: an integrity-event@ instance per event, the event in a file it reads" {
+	make_fs
+	records 10 >kmsg
+	# systemctl as the monitor calls it: what it was asked, and the
+	# instance's environment file as the unit will read it.
+	mkdir bin
+	cat >bin/systemctl <<'SH'
+#!/bin/sh
+for a; do inst=${a#integrity-event@}; done
+inst=${inst%.service}
+echo "$*" >>"$RUN/calls"
+cp "$RUN/run/events/$inst" "$RUN/env.$inst"
+exit ${FAIL:-0}
+SH
+	chmod +x bin/systemctl
+	run --separate-stderr env PATH="$PWD/bin:$PATH" RUN="$PWD" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state --no-rescrub \
+		--start-unit --runtime-dir run
+	assert_failure 1
+	[ "$(cat calls)" = "--no-block --quiet start integrity-event@11.service" ]
+	grep -qx "INTEGRITY_FILE=\"$PWD/m/victim\"" env.11
+	grep -qx 'INTEGRITY_OFFSET="8192"' env.11
+	grep -qx 'INTEGRITY_KIND="guard"' env.11
+	[ "$(stat -c %a run/events/11)" = 600 ]
+	# What systemd reads from it: the values as they were.
+	(set -a; . ./env.11; [ "$INTEGRITY_FILE" = "$PWD/m/victim" ] && [ "$INTEGRITY_LBA" = "$lba" ])
+	# systemctl failed: said so, the file not left behind.
+	rm -r run calls
+	run --separate-stderr env PATH="$PWD/bin:$PATH" RUN="$PWD" FAIL=1 "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --start-unit --runtime-dir run
+	assert_failure 1
+	[[ $stderr == *"integrity-event@11.service: --start-unit: systemctl start: failed"* ]]
+	[ ! -e run/events/11 ]
+	run --separate-stderr ictl monitor --kmsg kmsg --no-state --runtime-dir run
+	assert_failure 2
+}
+
 @test "monitor: a device that is gone, md and SCSI lines, a storm cut short, rate limits counted" {
 	{
 		printf '3,1,1,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n'
@@ -191,6 +304,26 @@ records() {
 	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = '["nvme98n1",29]' ]
 	grep -qx 'integrityctl_kernel_errors_total{device="nvme98n1",kind="protection"} 61' metrics/integrityctl_monitor.prom
 	grep -qx 'integrityctl_kernel_messages_suppressed_total 7' metrics/integrityctl_monitor.prom
+}
+
+@test "monitor: a storm of failures the driver and the block layer both log: each counted once" {
+	make_fs
+	for i in $(seq 0 39); do
+		printf '4,%d,%d,-;%s: I/O Cmd(0x2) @ LBA %d, 1 blocks, I/O Error (sct 0x2 / sc 0x82)\n' \
+			$((2 * i + 1)) $((1000000 + 10 * i)) "$k" $((lba + 8 * i))
+		printf '3,%d,%d,-;protection error, dev %s, sector %d op 0x0:(READ)\n' \
+			$((2 * i + 2)) $((1000001 + 10 * i)) "$k" $((lba + 8 * i))
+	done >kmsg
+	mkdir metrics
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub --no-owners --metrics-dir metrics
+	assert_failure 1
+	j=$(jq -cs . <<<"$output")
+	[ "$(jq -c '[.[] | select(.kind == "guard") | .records] | unique' <<<"$j")" = '[2]' ]
+	[ "$(jq '[.[] | select(.kind == "guard")] | length' <<<"$j")" -eq 32 ]
+	# The stable name, or the kernel's while udev has none yet.
+	dev=$(jq -r '.[0].device' <<<"$j")
+	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = "[\"$dev\",8]" ]
+	grep -qxF "integrityctl_kernel_errors_total{device=\"$dev\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
 }
 
 @test "monitor on /dev/kmsg: a record a user writes there is not the kernel's, and is no event" {

@@ -8,7 +8,8 @@ setup() {
 	mkdir -p "$units"
 	make -C "$TOP_BUILDDIR" -s data/systemd/integrity-scrub@.service \
 		data/systemd/integrity-scrub-all.service data/systemd/integrity-scrub-failed@.service \
-		data/systemd/integrity-monitor.service data/systemd/integrity-metrics.service
+		data/systemd/integrity-monitor.service data/systemd/integrity-metrics.service \
+		data/systemd/integrity-event@.service
 	# The built command stands in for the installed one, which verify looks for.
 	for f in "$TOP_BUILDDIR"/data/systemd/*.service "$TOP_SRCDIR"/data/systemd/*.timer; do
 		sed "s|^\(Exec[A-Za-z]*=\)[^ ]*/integrityctl|\1$INTEGRITYCTL|" "$f" >"$units/$(basename "$f")"
@@ -20,9 +21,25 @@ setup() {
 	run systemd-analyze verify --man=no integrity-scrub@dev-sda.service integrity-scrub@dev-sda.timer \
 		integrity-scrub@dev-nvme0n1p3.service \
 		integrity-scrub-all.service integrity-scrub-all.timer integrity-scrub-failed@dev-sda.service \
-		integrity-monitor.service integrity-metrics.service integrity-metrics.timer
+		integrity-monitor.service integrity-metrics.service integrity-metrics.timer \
+		integrity-event@1234.service
 	assert_success
 	assert_output ""
+}
+
+@test "the event unit: the event from the monitor's file in its environment, sandboxed, the file removed" {
+	grep -q '^Type=oneshot$' integrity-event@.service
+	grep -q '^EnvironmentFile=/run/integrityctl/events/%i$' integrity-event@.service
+	grep -q '^ExecStopPost=/bin/rm -f /run/integrityctl/events/%i$' integrity-event@.service
+	grep -q '^ReadWritePaths=/run/integrityctl/events$' integrity-event@.service
+	grep -q '^RuntimeDirectory=integrityctl integrityctl/events$' integrity-monitor.service
+	grep -q '^RuntimeDirectoryPreserve=yes$' integrity-monitor.service
+	grep -q '^DevicePolicy=closed$' integrity-event@.service
+	grep -q '^PrivateNetwork=yes$' integrity-event@.service
+	run systemd-analyze security --offline=true integrity-event@1.service
+	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$output")
+	echo "# integrity-event@.service: exposure $level" >&3
+	awk -v l="$level" 'BEGIN { exit !(l != "" && l <= 2.0) }'
 }
 
 @test "the monitor's unit: notify with a watchdog, after udev, the kernel log and the disks read-only" {

@@ -24,5 +24,8 @@ void part(const char *disk_name, const char *name, const char *devt, unsigned pa
  * its geometry as md shows it. */
 void md_array(const char *md, const char *level, unsigned raid_disks, unsigned chunk_bytes, int layout,
 	      uint64_t component_kib);
+/* md0 (190000 sectors): RAID1 of sda1 (a partition of sda at 2048) and
+ * the whole disk sdb, data at 2048 on both. */
+void md0_raid1_sda1_sdb(void);
 
 #endif

@@ -3,12 +3,16 @@
  * The kernel log's error records: every line kind the monitor reads, as
  * the 6.1 and 6.12 kernels write them; records a user wrote; records that
  * are not records; the cursor across restarts, and a state directory that
- * may not be trusted.
+ * may not be trusted.  The monitor's policy on a small sysfs tree: one
+ * failure's lines merged into one event, a storm shown up to its bound and
+ * counted exactly, its own reads not taken for errors, the disk a re-scrub
+ * reads below md.
  */
 #include "config.h"
 
 #include <setjmp.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +25,7 @@
 #include <cmocka.h>
 
 #include "libintegrity.h"
+#include "sysfs-fixture.h"
 
 static int parse(const char *rec, struct integrity_kernel_event *ev)
 {
@@ -262,6 +267,235 @@ static void untrusted_state(void **state)
 	assert_null(k);
 }
 
+/* ---------------------------------------------------------------- policy */
+
+/* nvme0n1 (512-byte blocks), and md0: RAID1 of sda1 (a partition at 2048)
+ * and sdb, data at 2048 on both. */
+static int policy_setup(void **state)
+{
+	(void)state;
+
+	fixture_new("test-monitor-policy");
+	disk("nvme0n1", "259:0", 1 << 20, 512);
+	md0_raid1_sda1_sdb();
+	return 0;
+}
+
+static int policy_teardown(void **state)
+{
+	(void)state;
+	return fixture_remove();
+}
+
+struct policy {
+	struct integrity_context *ctx;
+	struct integrity_monitor *mon;
+};
+
+static void policy_open(struct policy *t, bool rescrub)
+{
+	char history[PATH_MAX];
+
+	snprintf(history, sizeof(history), "%s/no-history", root);
+	struct integrity_monitor_params p = {
+		.flags = INTEGRITY_EVENT_NO_OWNERS,
+		.rescrub = rescrub,
+		.around = 64,
+		.history = history,
+	};
+	assert_int_equal(integrity_context_new(&t->ctx, root), 0);
+	assert_int_equal(integrity_monitor_new(&t->mon, t->ctx, &p), 0);
+}
+
+static void policy_close(struct policy *t)
+{
+	integrity_monitor_free(t->mon);
+	integrity_context_free(t->ctx);
+}
+
+static void feed(struct integrity_monitor *mon, const char *record)
+{
+	struct integrity_kernel_event ev;
+
+	assert_int_equal(integrity_kmsg_parse(record, strlen(record), &ev), 1);
+	assert_int_equal(integrity_monitor_add(mon, &ev), 0);
+}
+
+static uint64_t counter(const struct integrity_monitor *mon, const char *device, enum integrity_event_kind kind)
+{
+	for (size_t i = 0; i < integrity_monitor_counter_count(mon); i++) {
+		const struct integrity_monitor_counter *c = integrity_monitor_counter(mon, i);
+		if (c->kind == kind && !strcmp(c->device, device))
+			return c->count;
+	}
+	return 0;
+}
+
+static void one_failure_one_event(void **state)
+{
+	struct policy t;
+	const struct integrity_monitor_event *e;
+	(void)state;
+
+	policy_open(&t, false);
+	/* The driver's and the block layer's lines about one read. */
+	feed(t.mon, "4,1,1000000,-;nvme0n1: I/O Cmd(0x2) @ LBA 100, 1 blocks, I/O Error (sct 0x2 / sc 0x82)");
+	feed(t.mon, "3,2,1000010,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	/* md's line about the same blocks: what md did, an event of its own. */
+	feed(t.mon, "4,3,1000020,-;md/raid1:md0: read error corrected (1 sectors at 100 on nvme0n1)");
+	/* The same blocks two seconds later: another failure. */
+	feed(t.mon, "3,4,3000000,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	/* A sense line says which check failed, the block layer's line where. */
+	feed(t.mon, "6,5,3000001,-;sd 0:0:0:0: [sdb] tag#0 Add. Sense: Logical block reference tag check failed");
+	feed(t.mon, "3,6,3000002,-;protection error, dev sdb, sector 16 op 0x0:(READ)");
+	feed(t.mon, "4,7,3000003,-;blk_print_req_error: 7 callbacks suppressed");
+	assert_int_equal(integrity_monitor_pending(t.mon), 7);
+	assert_int_equal(integrity_monitor_flush(t.mon), 5);
+	assert_int_equal(integrity_monitor_pending(t.mon), 0);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 4);
+
+	e = integrity_monitor_event(t.mon, 0);
+	assert_int_equal(e->record.seq, 1);
+	assert_int_equal(e->record.kind, INTEGRITY_EVENT_GUARD);
+	assert_int_equal(e->records, 2);
+	assert_int_equal(e->nsources, 2);
+	assert_string_equal(e->sources[0], "nvme");
+	assert_string_equal(e->sources[1], "block");
+	assert_string_equal(e->device, "nvme0n1");
+	assert_non_null(e->info);
+	assert_int_equal(e->info->lba, 100);
+	assert_false(e->rescrub_wanted);
+	e = integrity_monitor_event(t.mon, 1);
+	assert_int_equal(e->record.kind, INTEGRITY_EVENT_MD_CORRECTED);
+	assert_int_equal(e->records, 1);
+	e = integrity_monitor_event(t.mon, 2);
+	assert_int_equal(e->record.seq, 4);
+	assert_int_equal(e->record.kind, INTEGRITY_EVENT_PROTECTION);
+	e = integrity_monitor_event(t.mon, 3);
+	assert_int_equal(e->record.kind, INTEGRITY_EVENT_REF_TAG);
+	assert_string_equal(e->device, "sdb");
+	assert_int_equal(e->nsources, 1);
+	assert_null(integrity_monitor_event(t.mon, 4));
+
+	assert_int_equal(counter(t.mon, "nvme0n1", INTEGRITY_EVENT_GUARD), 1);
+	assert_int_equal(counter(t.mon, "nvme0n1", INTEGRITY_EVENT_MD_CORRECTED), 1);
+	assert_int_equal(counter(t.mon, "nvme0n1", INTEGRITY_EVENT_PROTECTION), 1);
+	assert_int_equal(counter(t.mon, "sdb", INTEGRITY_EVENT_REF_TAG), 1);
+	const struct integrity_monitor_totals *tot = integrity_monitor_totals(t.mon);
+	assert_int_equal(tot->events, 4);
+	assert_int_equal(tot->suppressed, 7);
+	assert_int_equal(tot->uncounted, 0);
+	assert_true(tot->last_event > 0);
+	assert_int_equal(integrity_monitor_more_count(t.mon), 0);
+	/* A batch of nothing: no events, the counters kept. */
+	assert_int_equal(integrity_monitor_flush(t.mon), 0);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 0);
+	assert_int_equal(integrity_monitor_totals(t.mon)->events, 4);
+	policy_close(&t);
+}
+
+static void storm_bounded_counts_exact(void **state)
+{
+	struct policy t;
+	char rec[256];
+	(void)state;
+
+	policy_open(&t, true);
+	for (int round = 1; round <= 2; round++) {
+		/* 100 failed reads, each logged by the driver and the block layer. */
+		for (unsigned i = 0; i < 100; i++) {
+			snprintf(rec, sizeof(rec),
+				 "4,%u,%u,-;nvme0n1: I/O Cmd(0x2) @ LBA %u, 1 blocks, I/O Error (sct 0x2 / sc 0x82)",
+				 2 * i, 1000000 + 10 * i, 8 * i);
+			feed(t.mon, rec);
+			snprintf(rec, sizeof(rec), "3,%u,%u,-;protection error, dev nvme0n1, sector %u op 0x0:(READ)",
+				 2 * i + 1, 1000001 + 10 * i, 8 * i);
+			feed(t.mon, rec);
+		}
+		assert_int_equal(integrity_monitor_flush(t.mon), 200);
+		assert_int_equal(integrity_monitor_event_count(t.mon), INTEGRITY_MONITOR_SHOWN_PER_DEVICE);
+		size_t rescrubs = 0;
+		for (size_t i = 0; i < integrity_monitor_event_count(t.mon); i++) {
+			const struct integrity_monitor_event *e = integrity_monitor_event(t.mon, i);
+			assert_int_equal(e->records, 2);
+			assert_int_equal(e->record.kind, INTEGRITY_EVENT_GUARD);
+			rescrubs += e->rescrub_wanted;
+		}
+		assert_int_equal(rescrubs, INTEGRITY_MONITOR_RESCRUBS_PER_BATCH);
+		assert_int_equal(integrity_monitor_more_count(t.mon), 1);
+		assert_string_equal(integrity_monitor_more(t.mon, 0)->device, "nvme0n1");
+		assert_int_equal(integrity_monitor_more(t.mon, 0)->events, 100 - INTEGRITY_MONITOR_SHOWN_PER_DEVICE);
+		assert_int_equal(counter(t.mon, "nvme0n1", INTEGRITY_EVENT_GUARD), 100 * round);
+		assert_int_equal(integrity_monitor_totals(t.mon)->events, 100 * round);
+	}
+	/* A batch is bounded: past it, records wait for a flush. */
+	struct integrity_kernel_event ev;
+	assert_int_equal(parse("3,1,1,-;protection error, dev nvme0n1, sector 8 op 0x0:(READ)", &ev), 1);
+	for (size_t i = 0; i < INTEGRITY_MONITOR_BATCH_MAX; i++)
+		assert_int_equal(integrity_monitor_add(t.mon, &ev), 0);
+	assert_int_equal(integrity_monitor_add(t.mon, &ev), -ENOBUFS);
+	assert_int_equal(integrity_monitor_flush(t.mon), INTEGRITY_MONITOR_BATCH_MAX);
+	/* The same line over and over within a second: one failure. */
+	assert_int_equal(integrity_monitor_event_count(t.mon), 1);
+	assert_int_equal(integrity_monitor_event(t.mon, 0)->records, INTEGRITY_MONITOR_BATCH_MAX);
+	assert_int_equal(integrity_monitor_more_count(t.mon), 0);
+	assert_int_equal(counter(t.mon, "nvme0n1", INTEGRITY_EVENT_PROTECTION), 1);
+	policy_close(&t);
+}
+
+static void own_reads_are_no_errors(void **state)
+{
+	struct policy t;
+	(void)state;
+
+	policy_open(&t, false);
+	/* The caller read nvme0n1 96..111 from second 5 to 6. */
+	assert_int_equal(integrity_monitor_note_read(t.mon, "nvme0n1", 96, 16, 5000000, 6000000), 0);
+	feed(t.mon, "3,1,5500000,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	/* Other blocks then, the same blocks long after: errors. */
+	feed(t.mon, "3,2,5500001,-;protection error, dev nvme0n1, sector 500 op 0x0:(READ)");
+	feed(t.mon, "3,3,9000000,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	assert_int_equal(integrity_monitor_flush(t.mon), 3);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 2);
+	assert_int_equal(integrity_monitor_event(t.mon, 0)->record.seq, 2);
+	assert_int_equal(integrity_monitor_event(t.mon, 1)->record.seq, 3);
+	assert_int_equal(integrity_monitor_totals(t.mon)->events, 2);
+	assert_int_equal(integrity_monitor_note_read(t.mon, "nvme0n1", 0, 0, 1, 2), -EINVAL);
+	policy_close(&t);
+}
+
+static void rescrub_reads_the_disk_below(void **state)
+{
+	struct policy t;
+	const struct integrity_monitor_event *e;
+	(void)state;
+
+	policy_open(&t, true);
+	/* md0's block 1000 is at 3048 on sda1 and sdb: the whole disk, sdb,
+	 * not the partition. */
+	feed(t.mon, "3,1,1000,-;protection error, dev md0, sector 1000 op 0x0:(READ)");
+	/* A partition's blocks: its disk's. */
+	feed(t.mon, "3,2,1000,-;protection error, dev sda1, sector 8 op 0x0:(READ)");
+	/* Near the start of a disk: from block 0. */
+	feed(t.mon, "3,3,1000,-;protection error, dev nvme0n1, sector 10 op 0x0:(READ)");
+	assert_int_equal(integrity_monitor_flush(t.mon), 3);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 3);
+	e = integrity_monitor_event(t.mon, 0);
+	assert_true(e->rescrub_wanted);
+	assert_string_equal(e->rescrub_target, "/dev/sdb");
+	assert_int_equal(e->rescrub_start, 3048 - 64);
+	assert_int_equal(e->rescrub_blocks, 129);
+	e = integrity_monitor_event(t.mon, 1);
+	assert_string_equal(e->rescrub_target, "/dev/sda");
+	assert_int_equal(e->rescrub_start, 2048 + 8 - 64);
+	e = integrity_monitor_event(t.mon, 2);
+	assert_string_equal(e->rescrub_target, "/dev/nvme0n1");
+	assert_int_equal(e->rescrub_start, 0);
+	assert_int_equal(e->rescrub_blocks, 10 + 1 + 64);
+	assert_int_equal(integrity_monitor_rescrub(t.mon, 3), -EINVAL);
+	policy_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +503,10 @@ int main(void)
 		cmocka_unit_test(dictionary_and_others),
 		cmocka_unit_test_setup_teardown(cursor_across_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_failure_one_event, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(storm_bounded_counts_exact, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(own_reads_are_no_errors, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(rescrub_reads_the_disk_below, policy_setup, policy_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,29 +28,7 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture_new("test-stackmap-chain");
-	disk("sda", "8:0", 1 << 20, 512);
-	part("sda", "sda1", "8:1", 1, 2048, 200000);
-	disk("sdb", "8:16", 1 << 20, 512);
-	disk("md0", "9:0", 190000, 512);
-
-	char md[PATH_MAX];
-	md_array("md0", "raid1", 2, 0, 0, 95000);
-	snprintf(md, sizeof(md), "%s/devices/virtual/block/md0/md", root);
-	mkdirs("%s/dev-sda1", md);
-	mkdirs("%s/dev-sdb", md);
-	char m[PATH_MAX + 16];
-	snprintf(m, sizeof(m), "%s/dev-sda1", md);
-	put(m, "slot", "0");
-	put(m, "offset", "2048");
-	put(m, "state", "in_sync");
-	snprintf(m, sizeof(m), "%s/dev-sdb", md);
-	put(m, "slot", "1");
-	put(m, "offset", "2048");
-	put(m, "state", "in_sync");
-	link_to("../../sda/sda1", "%s/devices/virtual/block/md0/slaves/sda1", root);
-	link_to("../../sdb", "%s/devices/virtual/block/md0/slaves/sdb", root);
-	link_to("../../../md0", "%s/devices/virtual/block/sda/sda1/holders/md0", root);
-	link_to("../../md0", "%s/devices/virtual/block/sdb/holders/md0", root);
+	md0_raid1_sda1_sdb();
 	return 0;
 }
 

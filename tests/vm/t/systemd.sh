@@ -410,3 +410,51 @@ expect_match "old mdadm.conf: never both mirrors" "$(cat /sys/block/md0/md/degra
 mdadm --stop --scan >/dev/null 2>&1
 EOF
 }
+
+# The monitor as the man page sets it up for a hook: --start-unit in a
+# drop-in of integrity-monitor.service.  A read of a block whose guard was
+# broken offline starts an integrity-event@ instance, which has the event
+# in its environment and removes the monitor's file; the monitor keeps on.
+test_monitor_event() {
+	sd_only_612
+	local img VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img me 16M)
+	# Valid PI on every block of zeros (guard 0, application tag 0, the
+	# reference tag the LBA), then one data byte of LBA 20000 changed: far
+	# from what udev reads at boot.
+	python3 - "$img" <<'PY'
+import os, struct, sys
+img = sys.argv[1]
+n = os.path.getsize(img) // (512 + 8)
+with open(img, "r+b") as f:
+    f.seek(n * 512)
+    f.write(b"".join(struct.pack(">HHI", 0, 0, lba & 0xffffffff) for lba in range(n)))
+PY
+	vm_nvme_poke "$img" 512 8 20000 7
+	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
+d=$(vm_nvme_disk me) || { vm_fail "no namespace"; exit; }
+mon=integrity-monitor.service
+mkdir -p "/run/systemd/system/$mon.d"
+cmd=$(sed -n 's/^ExecStart=//p' "$SD_UNITDIR/$mon" | tail -n 1)
+printf '[Service]\nExecStart=\nExecStart=%s --start-unit\n' "$cmd" >"/run/systemd/system/$mon.d/start-unit.conf"
+systemctl daemon-reload
+expect_cmd "systemctl start $mon" systemctl start "$mon"
+expect_eq "the monitor is ready" "$(sd_prop "$mon" ActiveState)" active
+if dd if="/dev/$d" of=/dev/null bs=512 skip=20000 count=1 iflag=direct 2>/dev/null; then
+	vm_fail "LBA 20000 read back although its guard is broken"
+fi
+event_logged() { journalctl -q -u 'integrity-event@*' -o cat --no-pager | grep -q ' at LBA 20000'; }
+sd_wait 240 event_logged || vm_fail "no integrity-event@ instance logged LBA 20000"
+journalctl -q -u 'integrity-event@*' -o cat --no-pager | sed 's/^/# event: /' | tail -n 10
+expect_match "the instance had the event in its environment" \
+	"$(journalctl -q -u 'integrity-event@*' -o cat --no-pager | grep ' at LBA 20000' | head -n 1)" \
+	"^(guard|protection) error on /dev/disk/by-id/[^ ]* \\($d\\) at LBA 20000(, [0-9]+ bad around it)?$"
+expect_eq "its priority: error" \
+	"$(journalctl -q -u 'integrity-event@*' -o json --no-pager | grep 'at LBA 20000' | head -n 1 | sed -n 's/.*"PRIORITY":"\([0-9]\)".*/\1/p')" 3
+files_gone() { [ -z "$(ls -A /run/integrityctl/events)" ]; }
+sd_wait 120 files_gone || vm_fail "left in /run/integrityctl/events: $(ls /run/integrityctl/events)"
+expect_eq "the monitor is still running" "$(sd_prop "$mon" ActiveState)" active
+journalctl -q -u "$mon" -o cat --no-pager | grep -e start-unit -e 'LBA 20000' | sed 's/^/# monitor: /' | tail -n 20
+EOF
+	[ "$VM_STATUS" = 0 ]
+}

@@ -109,6 +109,18 @@ static int watchdog_ms(void)
 
 /* ---------------------------------------------------------------- events */
 
+/* Where the names of devices above an event are looked up (lsblk's NAME:
+ * a device-mapper device by its mapper name). */
+static struct integrity_context *names_ctx;
+
+static const char *place_name(const struct integrity_event_info *in, const char *kname, char *buf, size_t len)
+{
+	/* A device that is gone: its kernel name may be another's now. */
+	if (in->gone || !names_ctx || integrity_kname_to_name(names_ctx, kname, buf, len) < 0)
+		return kname;
+	return buf;
+}
+
 static const char *rescrub_status(int r)
 {
 	return r == 0 ? "complete" : r == -EINTR ? "interrupted" : "failed";
@@ -150,8 +162,10 @@ static void show_json(FILE *out, const struct integrity_monitor_event *s)
 		json_u64(&j, "disk-lba", in->disk_lba);
 		json_array_begin(&j, "above");
 		for (size_t i = 0; i < in->nabove; i++) {
+			char name[NAME_MAX + 1];
 			json_object_begin(&j, NULL);
-			json_string(&j, "device", in->above[i].device);
+			json_string(&j, "device", place_name(in, in->above[i].device, name, sizeof(name)));
+			json_string(&j, "kname", in->above[i].device);
 			json_u64(&j, "lba", in->above[i].lba);
 			json_object_end(&j);
 		}
@@ -220,8 +234,10 @@ static void show_text(const struct integrity_monitor_event *s)
 		printf(" LBA %" PRIu64, in->lba);
 	if (in && in->count > 1)
 		printf("+%" PRIu64, in->count);
-	for (size_t i = 0; in && i < in->nabove; i++)
-		printf(" %s:%" PRIu64, in->above[i].device, in->above[i].lba);
+	for (size_t i = 0; in && i < in->nabove; i++) {
+		char name[NAME_MAX + 1];
+		printf(" %s:%" PRIu64, place_name(in, in->above[i].device, name, sizeof(name)), in->above[i].lba);
+	}
 	if (s->record.inode)
 		printf(" inode %" PRIu64, s->record.inode);
 	printf(" [");
@@ -432,11 +448,12 @@ static void write_metrics(FILE *f, void *data)
 
 	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "
 	      "and what failed (kind).\n# TYPE integrityctl_bad_blocks_total counter\n", f);
-	for (size_t i = 0; i < counts.n; i++) {
+	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
+		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
 		fputs("integrityctl_bad_blocks_total{device=\"", f);
-		prom_label(f, counts.v[i].device);
-		fprintf(f, "\",source=\"kernel\",kind=\"%s\"} %" PRIu64 "\n",
-			integrity_event_kind_name(counts.v[i].kind), counts.v[i].n);
+		prom_label(f, c->device);
+		fprintf(f, "\",source=\"kernel\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind),
+			c->count);
 	}
 	/* The old name, for one release. */
 	fputs("# HELP integrityctl_kernel_errors_total Deprecated, removed in the next release: use "
@@ -802,6 +819,8 @@ int cmd_monitor(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl monitor", argc, argv, table, "[OPTIONS]");
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("monitor", "events have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
 		return fail(EXIT_USAGE, NULL, 0, "monitor: no arguments are taken ('%s'); see --help", args[0]);
@@ -834,6 +853,7 @@ int cmd_monitor(int argc, const char **argv)
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
+	names_ctx = ctx;
 	const char *state = o.no_state ? NULL : o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	r = integrity_kmsg_open(&k, o.kmsg, state);
 	if (r == -EPERM && state)

@@ -201,8 +201,10 @@ EOF2
 		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .files[] | [.path, .offset]] | .[0]" <<<"$j")" \
 		'["/mnt/d/victim.bin",8192]'
 	expect_eq "dm-linear: the partition and the dm device above" \
-		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .above | map(.device | test(\"p2\$\") or . == \"$dm\")] | .[0]" <<<"$j")" \
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .above | map(.device | test(\"p2\$\") or . == \"monlin\")] | .[0]" <<<"$j")" \
 		'[true,true]'
+	expect_eq "dm-linear: the dm device's kernel name" \
+		"$(jq -c "[.[] | select(.\"disk-lba\" == $e) | .above | map(.kname)] | .[0][1]" <<<"$j")" "\"$dm\""
 	expect_eq "both: the scrub around each finds its bad block" \
 		"$(jq -c "[.[] | select(.\"disk-lba\" == $x or .\"disk-lba\" == $e) | .rescrub.\"bad-blocks\"] | sort" <<<"$j")" '[1,1]'
 }

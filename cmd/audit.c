@@ -221,6 +221,8 @@ int cmd_audit(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl audit", argc, argv, table, "[OPTIONS]");
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("audit", "findings have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
 		return fail(EXIT_USAGE, NULL, 0, "audit: no arguments are taken ('%s'); see --help", args[0]);

@@ -32,6 +32,7 @@ struct global_options {
 	int raw;
 	int noheadings;
 	char *output;		/* -o COLUMNS */
+	int output_all;		/* --output-all */
 	char *sysfs_root;
 	int quiet;
 	int verbose;
@@ -52,6 +53,9 @@ int fail(int code, const char *object, int err, const char *fmt, ...)
  * not trusted (-EPERM) names the fix ('chown', 'chmod'). */
 int fail_file(int code, const char *path, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* -o or --output-all given to a command that prints no columns: the usage
+ * error, naming the option and why. */
+int refuse_columns(const char *command, const char *why);
 /* The output file of a command that writes one is -O/--output-file; OLD,
  * its former spelling, still works for one release with a warning (even
  * with -q: it is about the command line).  *value is set from old_value;

@@ -23,6 +23,11 @@ int columns_select(struct column_set *set, const struct column_def *defs, size_t
 	set->defs = defs;
 	set->ndefs = ndefs;
 	set->n = 0;
+	if (gopt.output_all) {
+		for (size_t i = 0; i < ndefs && set->n < MAX_COLUMNS; i++)
+			set->ids[set->n++] = i;
+		return 0;
+	}
 	if (!spec || *spec == '+') {
 		memcpy(set->ids, defaults, ndefaults * sizeof(*defaults));
 		set->n = ndefaults;

@@ -20,6 +20,7 @@ struct global_options gopt;
 struct poptOption global_option_table[] = {
 	{ "json", 'J', POPT_ARG_NONE, &gopt.json, 0, "use JSON output format", NULL },
 	{ "output", 'o', POPT_ARG_STRING, &gopt.output, 0, "output columns (see the command's --help)", "COLUMNS" },
+	{ "output-all", '\0', POPT_ARG_NONE, &gopt.output_all, 0, "output every column", NULL },
 	{ "noheadings", 'n', POPT_ARG_NONE, &gopt.noheadings, 0, "don't print headings", NULL },
 	{ "raw", 'r', POPT_ARG_NONE, &gopt.raw, 0, "use the raw output format", NULL },
 	{ "sysfs-root", '\0', POPT_ARG_STRING, &gopt.sysfs_root, 0, "read another sysfs tree", "DIR" },
@@ -187,6 +188,12 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 				fprintf(stderr, ". Did you mean '--%s'?", near);
 		}
 		fprintf(stderr, "\nTry '%s --help'.\n", name);
+		poptFreeContext(ctx);
+		*ctxp = NULL;
+		return EXIT_USAGE;
+	}
+	if (gopt.output && gopt.output_all) {
+		fprintf(stderr, "integrityctl: %s: -o/--output and --output-all: choose one\n", command_of(name));
 		poptFreeContext(ctx);
 		*ctxp = NULL;
 		return EXIT_USAGE;
@@ -367,3 +374,7 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 	return scols_line_set_data(ln, column, buf);
 }
 
+int refuse_columns(const char *command, const char *why)
+{
+	return fail(EXIT_USAGE, command, 0, "%s: %s", gopt.output ? "-o/--output" : "--output-all", why);
+}

@@ -313,8 +313,8 @@ static int pi_verify(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl pi verify", argc, argv, table, "FILE [--pi-file PI]");
 	if (r)
 		return r;
-	if (gopt.output)
-		return fail(EXIT_USAGE, "pi verify", 0, "-o/--output: the report has no columns to choose");
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("pi verify", "the report has no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: pi verify: usage: FILE [--pi-file PI]\n", stderr);

@@ -218,10 +218,9 @@ int cmd_scrub(int argc, const char **argv)
 		poptFreeContext(pc);
 		return fail(EXIT_USAGE, NULL, 0, "scrub: --status and --all: choose one");
 	}
-	if (gopt.output && !o.status) {
+	if ((gopt.output || gopt.output_all) && !o.status) {
 		poptFreeContext(pc);
-		return fail(EXIT_USAGE, "scrub", 0,
-			    "-o/--output: the report has no columns to choose (-o is for --status)");
+		return refuse_columns("scrub", "the report has no columns to choose (-o is for --status)");
 	}
 	if (o.status) {
 		ret = show_status(state_dir, args ? args[0] : NULL);

@@ -66,6 +66,8 @@ int cmd_set(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl set", argc, argv, table, usage);
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("set", "it prints no columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || !args[1]) {
 		fprintf(stderr, "integrityctl: set: usage: %s\n", usage);

@@ -543,6 +543,8 @@ int cmd_show(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl show", argc, argv, table, "DEVICE");
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("show", "it prints a report, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
 		fputs("integrityctl: show: usage: show DEVICE\n", stderr);

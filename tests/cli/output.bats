@@ -146,3 +146,27 @@ full_dir() {
 	assert_failure 2
 	assert_equal "$stderr" "integrityctl: pi verify: -o/--output: the report has no columns to choose"
 }
+
+@test "--output-all: every column, as lsblk; with -o refused; commands without columns refuse both" {
+	# status: as many columns as its --help lists.
+	ncols=$(ictl status --help | sed -n '/^Available output columns/,$p' | grep -cE '^ +[A-Z][A-Z:-]* ')
+	run ictl status --sysfs-root "$sys" --list -J --output-all
+	assert_success
+	[ "$(jq '.blockdevices[0] | keys | length' <<<"$output")" -eq "$ncols" ] || { echo "$ncols: $output"; false; }
+	[ "$(jq -r '.blockdevices[] | select(.name == "sda") | .kname' <<<"$output")" = sda ]
+	run ictl resolve --sysfs-root "$sys" --no-udev -J --output-all sda
+	assert_success
+	ncols=$(ictl resolve --help | sed -n '/^Available output columns/,$p' | grep -cE '^ +[A-Z][A-Z:-]* ')
+	[ "$(jq '.[keys[0]][0] | keys | length' <<<"$output")" -eq "$ncols" ] || { echo "$ncols: $output"; false; }
+	run --separate-stderr ictl status --sysfs-root "$sys" -o NAME --output-all
+	assert_failure 2
+	[[ $stderr == *"-o/--output and --output-all: choose one"* ]]
+	for cmd in "show --sysfs-root $sys sda" "audit --root ." "set --sysfs-root $sys sda read-verify=on"; do
+		run --separate-stderr ictl $cmd -o NAME
+		assert_failure 2
+		[[ $stderr == *"-o/--output: "* ]] || { echo "$cmd: $stderr"; false; }
+		run --separate-stderr ictl $cmd --output-all
+		assert_failure 2
+		[[ $stderr == *"--output-all: "* ]] || { echo "$cmd: $stderr"; false; }
+	done
+}

@@ -400,10 +400,11 @@ INLINE TARGET_VPCLMUL uint64_t reduce_avx512(__m128i t, const struct clmul_const
 	return barrett(t, c, reflected, bits);
 }
 
-/* CRC state after the first len & ~15 bytes (len >= 16). */
-INLINE TARGET_VPCLMUL uint64_t crc_avx512(uint64_t s, const uint8_t *p, size_t len,
-					  const struct clmul_consts *c, bool reflected,
-					  unsigned bits)
+/* The 128-bit sum, congruent to the message times x^64, of the first
+ * len & ~15 bytes (len >= 16) with initial state s. */
+INLINE TARGET_VPCLMUL __m128i sum_avx512(uint64_t s, const uint8_t *p, size_t len,
+					 const struct clmul_consts *c, bool reflected,
+					 unsigned bits)
 {
 	size_t n = len / 16;
 	__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits)), t;
@@ -448,7 +449,99 @@ INLINE TARGET_VPCLMUL uint64_t crc_avx512(uint64_t s, const uint8_t *p, size_t l
 		u = zmul_add(u, a7, k[28]);
 		t = _mm512_xor_si512(t, u);
 	}
-	return reduce_avx512(zfold_lanes(t), c, reflected, bits);
+	return zfold_lanes(t);
+}
+
+/* CRC state after the first len & ~15 bytes (len >= 16). */
+INLINE TARGET_VPCLMUL uint64_t crc_avx512(uint64_t s, const uint8_t *p, size_t len,
+					  const struct clmul_consts *c, bool reflected,
+					  unsigned bits)
+{
+	return reduce_avx512(sum_avx512(s, p, len, c, reflected, bits), c, reflected, bits);
+}
+
+/*
+ * CRC states of CRC_BATCH buffers at once (len a multiple of 16, >= 16):
+ * the sums of the four buffers side by side, then one Barrett reduction
+ * of all four in the four 128-bit parts of a vector.  Buffers past n are
+ * not read; their parts are zero.
+ */
+INLINE TARGET_VPCLMUL void crc_avx512_x4(uint64_t s, const uint8_t *p, size_t stride,
+					 size_t len, unsigned n, const struct clmul_consts *c,
+					 bool reflected, unsigned bits, uint64_t out[CRC_BATCH])
+{
+	__m512i v;
+
+	if (n == CRC_BATCH && len == 512) {
+		/*
+		 * Four whole 512-byte blocks: each of the 32 lanes' constants
+		 * loaded once for the four, the products of the four blocks
+		 * interleaved, then the four parts of each block's sum added
+		 * into one part per block by two rounds of shuffles.
+		 */
+		__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
+		__m512i t[CRC_BATCH], u[CRC_BATCH];
+		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
+
+#pragma GCC unroll 4
+		for (unsigned b = 0; b < CRC_BATCH; b++) {
+			t[b] = _mm512_setzero_si512();
+			u[b] = _mm512_setzero_si512();
+		}
+#pragma GCC unroll 4
+		for (unsigned b = 0; b < CRC_BATCH; b++)
+			t[b] = zmul_add(t[b], _mm512_xor_si512(zload(p + b * stride, reflected), first),
+					k[0]);
+#pragma GCC unroll 8
+		for (unsigned j = 1; j < 8; j++)
+#pragma GCC unroll 4
+			for (unsigned b = 0; b < CRC_BATCH; b++) {
+				if (j & 1)
+					u[b] = zmul_add(u[b], zload(p + b * stride + 64 * j, reflected),
+							k[4 * j]);
+				else
+					t[b] = zmul_add(t[b], zload(p + b * stride + 64 * j, reflected),
+							k[4 * j]);
+			}
+#pragma GCC unroll 4
+		for (unsigned b = 0; b < CRC_BATCH; b++)
+			t[b] = _mm512_xor_si512(t[b], u[b]);
+
+		__m512i s01 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[0], t[1], 0x44),
+					       _mm512_shuffle_i64x2(t[0], t[1], 0xEE));
+		__m512i s23 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[2], t[3], 0x44),
+					       _mm512_shuffle_i64x2(t[2], t[3], 0xEE));
+
+		v = _mm512_xor_si512(_mm512_shuffle_i64x2(s01, s23, 0x88),
+				     _mm512_shuffle_i64x2(s01, s23, 0xDD));
+	} else {
+		__m128i t[CRC_BATCH];
+
+#pragma GCC unroll 4
+		for (unsigned i = 0; i < CRC_BATCH; i++)
+			t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
+				     : _mm_setzero_si128();
+		v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(t[1], t[0])),
+				       _mm256_set_m128i(t[3], t[2]), 1);
+	}
+
+	__m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->barrett));
+	uint64_t r[8] __attribute__((aligned(64))), q[8] __attribute__((aligned(64)));
+
+	if (!reflected) {
+		__m512i qq = _mm512_xor_si512(_mm512_clmulepi64_epi128(v, b, 0x01), v);
+
+		_mm512_store_si512(r, _mm512_xor_si512(_mm512_clmulepi64_epi128(qq, b, 0x11), v));
+		for (unsigned i = 0; i < CRC_BATCH; i++)
+			out[i] = r[2 * i] >> (64 - bits);
+	} else {
+		__m512i qq = _mm512_clmulepi64_epi128(v, b, 0x00);
+
+		_mm512_store_si512(r, _mm512_xor_si512(_mm512_clmulepi64_epi128(qq, b, 0x10), v));
+		_mm512_store_si512(q, qq);
+		for (unsigned i = 0; i < CRC_BATCH; i++)
+			out[i] = r[2 * i + 1] ^ (bits == 64 ? q[2 * i] : 0);
+	}
 }
 
 static TARGET_VPCLMUL uint16_t vpclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
@@ -502,11 +595,53 @@ static TARGET_VPCLMUL uint64_t vpclmul_crc64_nvme(uint64_t crc, const void *buf,
 	return crc;
 }
 
+/* The batch functions: reflected CRCs start from and end with all ones.
+ * Lengths the batch path does not take (not a whole number of lanes, or
+ * shorter than one) go one buffer at a time. */
+INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t len, unsigned n,
+					uint64_t *out, const struct clmul_consts *c, bool reflected,
+					unsigned bits)
+{
+	uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1, r[CRC_BATCH];
+
+	if (len < 16 || (len & 15)) {
+		for (unsigned i = 0; i < n; i++)
+			out[i] = bits == 16 ? vpclmul_crc16_t10dif(0, p + i * stride, len) :
+				 bits == 32 ? vpclmul_crc32c(0, p + i * stride, len) :
+					      vpclmul_crc64_nvme(0, p + i * stride, len);
+		return;
+	}
+	crc_avx512_x4(reflected ? mask : 0, p, stride, len, n, c, reflected, bits, r);
+	for (unsigned i = 0; i < n; i++)
+		out[i] = (reflected ? ~r[i] : r[i]) & mask;
+}
+
+static TARGET_VPCLMUL void vpclmul_crc16_t10dif_batch(const uint8_t *p, size_t stride, size_t len,
+						      unsigned n, uint64_t *out)
+{
+	batch_avx512(p, stride, len, n, out, &crc16_consts, false, 16);
+}
+
+static TARGET_VPCLMUL void vpclmul_crc32c_batch(const uint8_t *p, size_t stride, size_t len,
+						unsigned n, uint64_t *out)
+{
+	batch_avx512(p, stride, len, n, out, &crc32c_consts, true, 32);
+}
+
+static TARGET_VPCLMUL void vpclmul_crc64_nvme_batch(const uint8_t *p, size_t stride, size_t len,
+						    unsigned n, uint64_t *out)
+{
+	batch_avx512(p, stride, len, n, out, &crc64_consts, true, 64);
+}
+
 static const struct crc_impl impl_vpclmul = {
 	.name = "vpclmul",
 	.crc16_t10dif = vpclmul_crc16_t10dif,
 	.crc32c = vpclmul_crc32c,
 	.crc64_nvme = vpclmul_crc64_nvme,
+	.crc16_t10dif_batch = vpclmul_crc16_t10dif_batch,
+	.crc32c_batch = vpclmul_crc32c_batch,
+	.crc64_nvme_batch = vpclmul_crc64_nvme_batch,
 };
 
 /* ---------------------------------------------------------------- detection */

@@ -11,6 +11,7 @@
 #include "crc.h"
 #include "internal.h"
 #include "libintegrity/pi.h"
+#include "pi-internal.h"
 
 struct integrity_profile {
 	const char *name;
@@ -153,6 +154,8 @@ struct integrity_pi_ctx {
 	uint32_t pi_offset;	/* of the tuple inside the metadata */
 	size_t data_stride;
 	uint64_t ref_mask;
+	/* The guard's batch function, NULL for one block at a time. */
+	crc_batch_fn *batch;
 };
 
 static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_params *params)
@@ -185,6 +188,7 @@ static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_
 	ctx->pi_offset = params->pi_position == INTEGRITY_PI_FIRST ? 0 : md_size - t->size;
 	ctx->data_stride = params->interval + (params->layout == INTEGRITY_LAYOUT_DIF ? md_size : 0);
 	ctx->ref_mask = t->ref_bits == 64 ? UINT64_MAX : (UINT64_C(1) << t->ref_bits) - 1;
+	pi_ctx_set_batch(ctx, true);
 	*ctxp = ctx;
 	return 0;
 }
@@ -202,6 +206,26 @@ INTEGRITY_EXPORT int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctxp,
 		if (p.reserved[i])
 			return -EINVAL;
 	return pi_ctx_new(ctxp, &p);
+}
+
+void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on)
+{
+	ctx->batch = NULL;
+	if (!on)
+		return;
+	switch (ctx->p.profile->guard) {
+	case INTEGRITY_GUARD_CRC16:
+		ctx->batch = ctx->crc->crc16_t10dif_batch;
+		break;
+	case INTEGRITY_GUARD_CRC32C:
+		ctx->batch = ctx->crc->crc32c_batch;
+		break;
+	case INTEGRITY_GUARD_CRC64:
+		ctx->batch = ctx->crc->crc64_nvme_batch;
+		break;
+	default:
+		break;
+	}
 }
 
 INTEGRITY_EXPORT void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx)
@@ -271,6 +295,37 @@ static inline uint64_t guard_compute(const struct integrity_pi_ctx *ctx, const u
 		break;
 	}
 	return 0;
+}
+
+/* The guards of n (1..CRC_BATCH) consecutive blocks from block i on: the
+ * data of all n side by side, then each block's metadata prefix. */
+static inline void guards_compute(const struct integrity_pi_ctx *ctx, const void *data,
+				  const void *md, uint64_t i, unsigned n, uint64_t *out)
+{
+	if (!ctx->batch) {
+		for (unsigned k = 0; k < n; k++)
+			out[k] = guard_compute(ctx, block_data(ctx, data, i + k),
+					       block_md(ctx, data, md, i + k));
+		return;
+	}
+	ctx->batch(block_data(ctx, data, i), ctx->data_stride, ctx->p.interval, n, out);
+	if (!ctx->pi_offset)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *m = block_md(ctx, data, md, i + k);
+
+		switch (ctx->p.profile->guard) {
+		case INTEGRITY_GUARD_CRC16:
+			out[k] = ctx->crc->crc16_t10dif((uint16_t)out[k], m, ctx->pi_offset);
+			break;
+		case INTEGRITY_GUARD_CRC32C:
+			out[k] = ctx->crc->crc32c((uint32_t)out[k], m, ctx->pi_offset);
+			break;
+		default:
+			out[k] = ctx->crc->crc64_nvme(out[k], m, ctx->pi_offset);
+			break;
+		}
+	}
 }
 
 static inline uint64_t tuple_guard(const struct tuple_layout *t, const uint8_t *tuple)
@@ -353,16 +408,20 @@ INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, v
 		return r;
 
 	const struct tuple_layout *t = ctx->t;
-	for (uint64_t i = 0; i < nblocks; i++) {
-		const uint8_t *d = block_data(ctx, data, i);
-		uint8_t *m = (uint8_t *)block_md(ctx, data, md, i);
-		uint8_t *tuple = m + ctx->pi_offset;
+	for (uint64_t i = 0; i < nblocks; i += CRC_BATCH) {
+		unsigned n = nblocks - i < CRC_BATCH ? (unsigned)(nblocks - i) : CRC_BATCH;
+		uint64_t guard[CRC_BATCH];
 
-		tuple_set_guard(t, tuple, guard_compute(ctx, d, m));
-		put_be16(tuple + t->app_offset, ctx->p.app_tag);
-		if (t->guard_bytes == 4)
-			put_be16(tuple + 6, 0);	/* storage tag */
-		tuple_set_ref(t, tuple, expected_ref(ctx, first_block + i));
+		guards_compute(ctx, data, md, i, n, guard);
+		for (unsigned k = 0; k < n; k++) {
+			uint8_t *tuple = (uint8_t *)block_md(ctx, data, md, i + k) + ctx->pi_offset;
+
+			tuple_set_guard(t, tuple, guard[k]);
+			put_be16(tuple + t->app_offset, ctx->p.app_tag);
+			if (t->guard_bytes == 4)
+				put_be16(tuple + 6, 0);	/* storage tag */
+			tuple_set_ref(t, tuple, expected_ref(ctx, first_block + i + k));
+		}
 	}
 	return 0;
 }
@@ -387,42 +446,48 @@ INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx,
 	int64_t bad = 0;
 	size_t nerr = 0;
 
-	for (uint64_t i = 0; i < nblocks; i++) {
-		const uint8_t *d = block_data(ctx, data, i);
-		const uint8_t *m = block_md(ctx, data, md, i);
-		const uint8_t *tuple = m + ctx->pi_offset;
-		uint16_t app = get_be16(tuple + t->app_offset);
-		uint64_t ref = tuple_ref(t, tuple);
+	for (uint64_t base = 0; base < nblocks; base += CRC_BATCH) {
+		unsigned nb = nblocks - base < CRC_BATCH ? (unsigned)(nblocks - base) : CRC_BATCH;
+		uint64_t guard[CRC_BATCH];
 
-		if (tuple_escaped(ctx, app, ref))
-			continue;
+		guards_compute(ctx, data, md, base, nb, guard);
+		for (unsigned b = 0; b < nb; b++) {
+			uint64_t i = base + b;
+			const uint8_t *tuple = block_md(ctx, data, md, i) + ctx->pi_offset;
+			uint16_t app = get_be16(tuple + t->app_offset);
+			uint64_t ref = tuple_ref(t, tuple);
 
-		struct integrity_pi_error found[3];
-		unsigned n = 0;
-		uint64_t want = guard_compute(ctx, d, m), have = tuple_guard(t, tuple);
-		if (want != have)
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
-								  .expected = want, .found = have };
-		if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
-								  .expected = ctx->p.app_tag, .found = app };
-		if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
-								  .expected = expected_ref(ctx, first_block + i),
-								  .found = ref };
-		if (!n)
-			continue;
-		for (unsigned k = 0; k < n; k++) {
-			if (nerr < max_errors) {
-				errors[nerr] = found[k];
-				errors[nerr].block = i;
-				errors[nerr].lba = ctx->p.seed + first_block + i;
-				nerr++;
+			if (tuple_escaped(ctx, app, ref))
+				continue;
+
+			struct integrity_pi_error found[3];
+			unsigned n = 0;
+			uint64_t want = guard[b], have = tuple_guard(t, tuple);
+			if (want != have)
+				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
+									  .expected = want, .found = have };
+			if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
+				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
+									  .expected = ctx->p.app_tag,
+									  .found = app };
+			if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
+				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
+									  .expected = expected_ref(ctx, first_block + i),
+									  .found = ref };
+			if (!n)
+				continue;
+			for (unsigned k = 0; k < n; k++) {
+				if (nerr < max_errors) {
+					errors[nerr] = found[k];
+					errors[nerr].block = i;
+					errors[nerr].lba = ctx->p.seed + first_block + i;
+					nerr++;
+				}
 			}
+			bad += n;
+			if (stop_at_first)
+				return bad;
 		}
-		bad += n;
-		if (stop_at_first)
-			break;
 	}
 	return bad;
 }

@@ -460,88 +460,92 @@ INLINE TARGET_VPCLMUL uint64_t crc_avx512(uint64_t s, const uint8_t *p, size_t l
 	return reduce_avx512(sum_avx512(s, p, len, c, reflected, bits), c, reflected, bits);
 }
 
-/*
- * CRC states of CRC_BATCH buffers at once (len a multiple of 16, >= 16):
- * the sums of the four buffers side by side, then one Barrett reduction
- * of all four in the four 128-bit parts of a vector.  Buffers past n are
- * not read; their parts are zero.
- */
-INLINE TARGET_VPCLMUL void crc_avx512_x4(uint64_t s, const uint8_t *p, size_t stride,
-					 size_t len, unsigned n, const struct clmul_consts *c,
-					 bool reflected, unsigned bits, uint64_t out[CRC_BATCH])
+/* Four 512-bit sums side by side into one vector holding each one's four
+ * 128-bit parts added together, t[i]'s in part i. */
+INLINE TARGET_VPCLMUL __m512i zfold_lanes_x4(const __m512i t[4])
 {
-	__m512i v;
+	__m512i s01 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[0], t[1], 0x44),
+				       _mm512_shuffle_i64x2(t[0], t[1], 0xEE));
+	__m512i s23 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[2], t[3], 0x44),
+				       _mm512_shuffle_i64x2(t[2], t[3], 0xEE));
+
+	return _mm512_xor_si512(_mm512_shuffle_i64x2(s01, s23, 0x88),
+				_mm512_shuffle_i64x2(s01, s23, 0xDD));
+}
+
+/* Barrett reduction of the four 128-bit parts of v into out[0..3]. */
+INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, bool reflected,
+				      unsigned bits, uint64_t out[4])
+{
+	__m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->barrett));
+
+	if (!reflected) {
+		__m512i q = _mm512_xor_si512(_mm512_clmulepi64_epi128(v, b, 0x01), v);
+		__m512i r = _mm512_xor_si512(_mm512_clmulepi64_epi128(q, b, 0x11), v);
+
+		/* The low qwords of the four parts. */
+		r = _mm512_srli_epi64(r, 64 - bits);
+		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), r)));
+	} else {
+		__m512i q = _mm512_clmulepi64_epi128(v, b, 0x00);
+		__m512i r = _mm512_xor_si512(_mm512_clmulepi64_epi128(q, b, 0x10), v);
+
+		/* The high qwords, plus for n = 64 the dropped Q * 1. */
+		if (bits == 64)
+			r = _mm512_xor_si512(r, _mm512_bslli_epi128(q, 8));
+		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 7, 5, 3, 1), r)));
+	}
+}
+
+/*
+ * CRC states of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
+ * >= 16): the buffers' sums side by side, then Barrett reductions of four
+ * at a time in the four 128-bit parts of a vector.  Buffers past n are not
+ * read.
+ */
+INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, const uint8_t *p, size_t stride,
+					    size_t len, unsigned n, const struct clmul_consts *c,
+					    bool reflected, unsigned bits, uint64_t out[CRC_BATCH])
+{
+	__m512i v[CRC_BATCH / 4];
 
 	if (n == CRC_BATCH && len == 512) {
 		/*
-		 * Four whole 512-byte blocks: each of the 32 lanes' constants
-		 * loaded once for the four, the products of the four blocks
-		 * interleaved, then the four parts of each block's sum added
-		 * into one part per block by two rounds of shuffles.
+		 * Whole 512-byte blocks: each lane's constants loaded once
+		 * for all the blocks, whose products are interleaved.
 		 */
 		__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
-		__m512i t[CRC_BATCH], u[CRC_BATCH];
+		__m512i t[CRC_BATCH];
 		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
 
-#pragma GCC unroll 4
-		for (unsigned b = 0; b < CRC_BATCH; b++) {
-			t[b] = _mm512_setzero_si512();
-			u[b] = _mm512_setzero_si512();
-		}
-#pragma GCC unroll 4
-		for (unsigned b = 0; b < CRC_BATCH; b++)
-			t[b] = zmul_add(t[b], _mm512_xor_si512(zload(p + b * stride, reflected), first),
-					k[0]);
+#pragma GCC unroll 8
+		for (unsigned i = 0; i < CRC_BATCH; i++)
+			t[i] = zmul_add(_mm512_setzero_si512(),
+					_mm512_xor_si512(zload(p + i * stride, reflected), first), k[0]);
 #pragma GCC unroll 8
 		for (unsigned j = 1; j < 8; j++)
-#pragma GCC unroll 4
-			for (unsigned b = 0; b < CRC_BATCH; b++) {
-				if (j & 1)
-					u[b] = zmul_add(u[b], zload(p + b * stride + 64 * j, reflected),
-							k[4 * j]);
-				else
-					t[b] = zmul_add(t[b], zload(p + b * stride + 64 * j, reflected),
-							k[4 * j]);
-			}
-#pragma GCC unroll 4
-		for (unsigned b = 0; b < CRC_BATCH; b++)
-			t[b] = _mm512_xor_si512(t[b], u[b]);
-
-		__m512i s01 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[0], t[1], 0x44),
-					       _mm512_shuffle_i64x2(t[0], t[1], 0xEE));
-		__m512i s23 = _mm512_xor_si512(_mm512_shuffle_i64x2(t[2], t[3], 0x44),
-					       _mm512_shuffle_i64x2(t[2], t[3], 0xEE));
-
-		v = _mm512_xor_si512(_mm512_shuffle_i64x2(s01, s23, 0x88),
-				     _mm512_shuffle_i64x2(s01, s23, 0xDD));
+#pragma GCC unroll 8
+			for (unsigned i = 0; i < CRC_BATCH; i++)
+				t[i] = zmul_add(t[i], zload(p + i * stride + 64 * j, reflected), k[4 * j]);
+#pragma GCC unroll 2
+		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
+			v[g] = zfold_lanes_x4(t + 4 * g);
 	} else {
 		__m128i t[CRC_BATCH];
 
-#pragma GCC unroll 4
 		for (unsigned i = 0; i < CRC_BATCH; i++)
 			t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
 				     : _mm_setzero_si128();
-		v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(t[1], t[0])),
-				       _mm256_set_m128i(t[3], t[2]), 1);
+		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
+			v[g] = _mm512_inserti64x4(
+				_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
+				_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
 	}
-
-	__m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->barrett));
-	uint64_t r[8] __attribute__((aligned(64))), q[8] __attribute__((aligned(64)));
-
-	if (!reflected) {
-		__m512i qq = _mm512_xor_si512(_mm512_clmulepi64_epi128(v, b, 0x01), v);
-
-		_mm512_store_si512(r, _mm512_xor_si512(_mm512_clmulepi64_epi128(qq, b, 0x11), v));
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			out[i] = r[2 * i] >> (64 - bits);
-	} else {
-		__m512i qq = _mm512_clmulepi64_epi128(v, b, 0x00);
-
-		_mm512_store_si512(r, _mm512_xor_si512(_mm512_clmulepi64_epi128(qq, b, 0x10), v));
-		_mm512_store_si512(q, qq);
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			out[i] = r[2 * i + 1] ^ (bits == 64 ? q[2 * i] : 0);
-	}
+#pragma GCC unroll 2
+	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
+		barrett_x4(v[g], c, reflected, bits, out + 4 * g);
 }
 
 static TARGET_VPCLMUL uint16_t vpclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
@@ -611,7 +615,7 @@ INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t 
 					      vpclmul_crc64_nvme(0, p + i * stride, len);
 		return;
 	}
-	crc_avx512_x4(reflected ? mask : 0, p, stride, len, n, c, reflected, bits, r);
+	crc_avx512_batch(reflected ? mask : 0, p, stride, len, n, c, reflected, bits, r);
 	for (unsigned i = 0; i < n; i++)
 		out[i] = (reflected ? ~r[i] : r[i]) & mask;
 }

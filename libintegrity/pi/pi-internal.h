@@ -9,9 +9,10 @@
 
 struct integrity_pi_ctx;
 
-/* Whether generate and verify compute the guards of several blocks side
- * by side (the default, where the CRC implementation can) or one block at
- * a time.  Both give identical results. */
+/* Whether generate and verify work on batches of blocks (the default: the
+ * guards side by side where the CRC implementation can, the tags compared
+ * and written as words) or on one block at a time, tag by tag.  Both give
+ * identical results. */
 void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on);
 
 #endif

@@ -154,8 +154,16 @@ struct integrity_pi_ctx {
 	uint32_t pi_offset;	/* of the tuple inside the metadata */
 	size_t data_stride;
 	uint64_t ref_mask;
-	/* The guard's batch function, NULL for one block at a time. */
+	/* Off: every block on its own, tag by tag (the reference the tests
+	 * compare with).  On: the tags of a batch of blocks compared and
+	 * written as 64-bit words, and the guards from the batch function,
+	 * where the CRC implementation has one (else NULL). */
+	bool batched;
 	crc_batch_fn *batch;
+	/* The tuple's bytes that verify compares, as two 64-bit words read
+	 * from memory: the guard, the application tag's masked bits and, but
+	 * for Type 3, the reference tag (not the storage tag). */
+	uint64_t check_mask[2];
 };
 
 static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_params *params)
@@ -189,6 +197,13 @@ static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_
 	ctx->data_stride = params->interval + (params->layout == INTEGRITY_LAYOUT_DIF ? md_size : 0);
 	ctx->ref_mask = t->ref_bits == 64 ? UINT64_MAX : (UINT64_C(1) << t->ref_bits) - 1;
 	pi_ctx_set_batch(ctx, true);
+
+	uint8_t mask[16] = { 0 };
+	memset(mask, 0xFF, t->guard_bytes);
+	put_be16(mask + t->app_offset, params->app_mask);
+	if (prof->type != 3)
+		memset(mask + t->ref_offset, 0xFF, t->ref_bits / 8);
+	memcpy(ctx->check_mask, mask, sizeof(mask));
 	*ctxp = ctx;
 	return 0;
 }
@@ -210,6 +225,7 @@ INTEGRITY_EXPORT int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctxp,
 
 void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on)
 {
+	ctx->batched = on;
 	ctx->batch = NULL;
 	if (!on)
 		return;
@@ -391,6 +407,91 @@ static inline uint64_t expected_ref(const struct integrity_pi_ctx *ctx, uint64_t
 	return (ctx->p.seed + block) & ctx->ref_mask;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * Batches of tuples as 64-bit words, the way memory holds them on a
+ * little-endian host (elsewhere generate and verify take the tuples tag by
+ * tag): the tuple of block i + k is at `tuple` + k * `step`, and its
+ * reference tag is (ref + k) & rmask (rmask 0 for Type 3).
+ */
+#define TUPLE_WORDS 1
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* The tuple generate writes; w[1] unused for 8-byte tuples. */
+ALWAYS_INLINE void tuple_words(unsigned guard_bytes, uint64_t guard, uint64_t app, uint64_t ref,
+			       uint64_t w[2])
+{
+	switch (guard_bytes) {
+	case 2:
+		w[0] = __builtin_bswap16((uint16_t)guard) | app << 16 |
+		       (uint64_t)__builtin_bswap32((uint32_t)ref) << 32;
+		w[1] = 0;
+		break;
+	case 4:	/* the storage tag, bytes 6-7, zero */
+		w[0] = __builtin_bswap32((uint32_t)guard) | app << 32;
+		w[1] = __builtin_bswap64(ref);
+		break;
+	default:	/* the 48-bit reference tag in bytes 10-15 */
+		w[0] = __builtin_bswap64(guard);
+		w[1] = app | __builtin_bswap64(ref);
+		break;
+	}
+}
+
+ALWAYS_INLINE void tuples_write_g(unsigned guard_bytes, uint8_t *tuple, size_t step, unsigned n,
+				  const uint64_t *guard, uint64_t app, uint64_t ref, uint64_t rmask)
+{
+	for (unsigned k = 0; k < n; k++, tuple += step) {
+		uint64_t w[2];
+
+		tuple_words(guard_bytes, guard[k], app, (ref + k) & rmask, w);
+		memcpy(tuple, &w[0], 8);
+		if (guard_bytes != 2)
+			memcpy(tuple + 8, &w[1], 8);
+	}
+}
+
+/* Whether every tuple equals the one generate would write, under the
+ * check mask: then verify finds nothing in these blocks, escaped or not. */
+ALWAYS_INLINE bool tuples_clean_g(unsigned guard_bytes, const uint8_t *tuple, size_t step, unsigned n,
+				  const uint64_t *guard, uint64_t app, uint64_t ref, uint64_t rmask,
+				  const uint64_t mask[2])
+{
+	uint64_t diff = 0;
+
+	for (unsigned k = 0; k < n; k++, tuple += step) {
+		uint64_t w[2], h;
+
+		tuple_words(guard_bytes, guard[k], app, (ref + k) & rmask, w);
+		memcpy(&h, tuple, 8);
+		diff |= (h ^ w[0]) & mask[0];
+		if (guard_bytes != 2) {
+			memcpy(&h, tuple + 8, 8);
+			diff |= (h ^ w[1]) & mask[1];
+		}
+	}
+	return diff == 0;
+}
+#endif
+
+/* The tuple of block i, and the distance from one block's to the next. */
+static inline const uint8_t *block_tuple(const struct integrity_pi_ctx *ctx, const void *data,
+					 const void *md, uint64_t i)
+{
+	return block_md(ctx, data, md, i) + ctx->pi_offset;
+}
+
+static inline size_t tuple_step(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->p.layout == INTEGRITY_LAYOUT_DIF ? ctx->data_stride : ctx->md_size;
+}
+
+/* The reference tag mask for tuples_*: none for Type 3, whose tag is 0. */
+static inline uint64_t ref_words_mask(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->p.profile->type == 3 ? 0 : ctx->ref_mask;
+}
+
 static int check_buffers(const struct integrity_pi_ctx *ctx, const void *data, const void *md)
 {
 	if (!ctx || !data)
@@ -413,8 +514,28 @@ INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, v
 		uint64_t guard[CRC_BATCH];
 
 		guards_compute(ctx, data, md, i, n, guard);
+#ifdef TUPLE_WORDS
+		if (ctx->batched) {
+			uint8_t *tuple = (uint8_t *)block_tuple(ctx, data, md, i);
+			uint64_t app = __builtin_bswap16(ctx->p.app_tag);
+			uint64_t ref = ctx->p.seed + first_block + i, rmask = ref_words_mask(ctx);
+
+			switch (t->guard_bytes) {
+			case 2:
+				tuples_write_g(2, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			case 4:
+				tuples_write_g(4, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			default:
+				tuples_write_g(8, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			}
+			continue;
+		}
+#endif
 		for (unsigned k = 0; k < n; k++) {
-			uint8_t *tuple = (uint8_t *)block_md(ctx, data, md, i + k) + ctx->pi_offset;
+			uint8_t *tuple = (uint8_t *)block_tuple(ctx, data, md, i + k);
 
 			tuple_set_guard(t, tuple, guard[k]);
 			put_be16(tuple + t->app_offset, ctx->p.app_tag);
@@ -424,6 +545,33 @@ INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, v
 		}
 	}
 	return 0;
+}
+
+/* Whether verify finds nothing in the n blocks from block i on. */
+static inline bool batch_clean(const struct integrity_pi_ctx *ctx, const void *data, const void *md,
+			       uint64_t i, unsigned n, uint64_t first_block, const uint64_t *guard)
+{
+#ifdef TUPLE_WORDS
+	if (!ctx->batched)
+		return false;
+
+	const uint8_t *tuple = block_tuple(ctx, data, md, i);
+	uint64_t app = __builtin_bswap16(ctx->p.app_tag), ref = ctx->p.seed + first_block + i;
+
+	switch (ctx->t->guard_bytes) {
+	case 2:
+		return tuples_clean_g(2, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	case 4:
+		return tuples_clean_g(4, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	default:
+		return tuples_clean_g(8, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	}
+#else
+	return false;
+#endif
 }
 
 static inline bool tuple_escaped(const struct integrity_pi_ctx *ctx, uint16_t app, uint64_t ref)
@@ -451,6 +599,8 @@ INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx,
 		uint64_t guard[CRC_BATCH];
 
 		guards_compute(ctx, data, md, base, nb, guard);
+		if (batch_clean(ctx, data, md, base, nb, first_block, guard))
+			continue;
 		for (unsigned b = 0; b < nb; b++) {
 			uint64_t i = base + b;
 			const uint8_t *tuple = block_md(ctx, data, md, i) + ctx->pi_offset;

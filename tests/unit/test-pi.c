@@ -548,6 +548,62 @@ static void test_batch_matches_single(void **state)
 	assert_true(escapes > 100);
 }
 
+/* Every single-bit flip of a tuple, in every profile and layout, with the
+ * application tag checked in full and in part: the same errors batched as
+ * one block at a time, and for a flip in a checked bit, at least one. */
+static void test_batch_tuple_bit_flips(void **state)
+{
+	const struct integrity_profile *prof;
+	unsigned long flips = 0;
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
+		unsigned tsize = integrity_profile_tuple_size(prof);
+
+		if (!tsize)
+			continue;
+		for (int layout = 0; layout < 2; layout++)
+			for (int mask = 0; mask < 2; mask++) {
+				struct integrity_pi_params p = {
+					.profile = prof,
+					.interval = 512,
+					.metadata_size = tsize + 8,
+					.layout = (enum integrity_layout)layout,
+					.seed = 0x123456789Aull,
+					.app_tag = 0x5AA5,
+					.app_mask = mask ? 0x0FF0 : 0xFFFF,
+				};
+				struct buffers b;
+				struct integrity_pi_ctx *single;
+
+				buffers_new(&b, &p, NBLOCKS);
+				assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
+				pi_ctx_set_batch(single, false);
+				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 7), 0);
+				for (unsigned bit = 0; bit < 8 * tsize; bit++) {
+					uint8_t *t = prop_tuple(b.ctx, b.data, b.md, 5);
+					struct integrity_pi_error e[2][4];
+
+					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
+					int64_t nb = integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 7, e[0], 4, false);
+					int64_t ns = integrity_pi_verify(single, b.data, b.md, NBLOCKS, 7, e[1], 4, false);
+					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
+					if (nb != ns)
+						fail_msg("%s: bit %u of the tuple: %lld errors batched, %lld one by one",
+							 integrity_profile_name(prof), bit, (long long)nb, (long long)ns);
+					for (int64_t j = 0; j < nb && j < 4; j++)
+						assert_true(e[0][j].block == 5 && e[1][j].block == 5 &&
+							    e[0][j].tag == e[1][j].tag &&
+							    e[0][j].expected == e[1][j].expected &&
+							    e[0][j].found == e[1][j].found);
+					flips++;
+				}
+				integrity_pi_ctx_free(single);
+				buffers_free(&b);
+			}
+	}
+	print_message("# %lu tuple bits flipped\n", flips);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -561,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_error_collection),
 		cmocka_unit_test(test_batch_matches_single),
+		cmocka_unit_test(test_batch_tuple_bit_flips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

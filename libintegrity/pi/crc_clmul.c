@@ -47,6 +47,7 @@ struct clmul_consts {
 	uint64_t lanes[LANE_TABLE + 4][2];
 	uint64_t fold512[2];	/* fold a lane forward by 512 bytes */
 	uint64_t fold128[2];	/* ... by 128 bytes */
+	uint64_t fold64[2];	/* ... by 64 bytes */
 	uint64_t barrett[2];
 } __attribute__((aligned(64)));
 
@@ -138,6 +139,7 @@ static void consts_build(struct clmul_consts *c, const struct crc_params *p)
 		fold_pair(c->lanes[m], p, low, 128 * (LANE_TABLE - 1 - m) + 64);
 	fold_pair(c->fold512, p, low, 512 * 8);
 	fold_pair(c->fold128, p, low, 128 * 8);
+	fold_pair(c->fold64, p, low, 64 * 8);
 	if (p->reflected) {
 		c->barrett[0] = bitrev64(1ull << 63 | mu >> 1);
 		c->barrett[1] = bitrev64(low >> 1);
@@ -513,22 +515,27 @@ INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, const uint8_t *p, size_t
 
 	if (n == CRC_BATCH && len == 512) {
 		/*
-		 * Whole 512-byte blocks: each lane's constants loaded once
-		 * for all the blocks, whose products are interleaved.
+		 * Whole 512-byte blocks: each folded 64 bytes at a time, the
+		 * eight folds interleaved so that their latencies overlap,
+		 * then the last four lanes of each times their constants.
 		 */
 		__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
 		__m512i t[CRC_BATCH];
 		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
 
+		__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold64));
+
 #pragma GCC unroll 8
 		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = zmul_add(_mm512_setzero_si512(),
-					_mm512_xor_si512(zload(p + i * stride, reflected), first), k[0]);
+			t[i] = _mm512_xor_si512(zload(p + i * stride, reflected), first);
 #pragma GCC unroll 8
 		for (unsigned j = 1; j < 8; j++)
 #pragma GCC unroll 8
 			for (unsigned i = 0; i < CRC_BATCH; i++)
-				t[i] = zmul_add(t[i], zload(p + i * stride + 64 * j, reflected), k[4 * j]);
+				t[i] = zfold(t[i], f, zload(p + i * stride + 64 * j, reflected));
+#pragma GCC unroll 8
+		for (unsigned i = 0; i < CRC_BATCH; i++)
+			t[i] = zmul_add(_mm512_setzero_si512(), t[i], k[28]);
 #pragma GCC unroll 2
 		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
 			v[g] = zfold_lanes_x4(t + 4 * g);

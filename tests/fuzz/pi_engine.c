@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(r == 0);
 	/* Up to two batches and a partial one. */
-	uint64_t nblocks = 1 + prm[13] % 9, first = prm[14];
+	uint64_t nblocks = 1 + prm[13] % (2 * CRC_BATCH + 1), first = prm[14];
 	size_t stride = integrity_pi_data_stride(ctx), mds = integrity_pi_metadata_size(ctx);
 	FUZZ_CHECK(mds >= tuple);
 	uint8_t *buf = malloc(stride * nblocks), *md = NULL;

@@ -581,6 +581,60 @@ static inline bool tuple_escaped(const struct integrity_pi_ctx *ctx, uint16_t ap
 	return ctx->p.profile->type != 3 || ref == ctx->ref_mask;
 }
 
+/* One record per error in the n blocks from block i on, tag by tag, into
+ * errors[*nerr...] while there is room; the number of errors found.  With
+ * stop_at_first, the blocks after the first bad one are not looked at and
+ * *stop is set. */
+static __attribute__((noinline)) int64_t
+verify_blocks(const struct integrity_pi_ctx *ctx, const void *data, const void *md, uint64_t i,
+	      unsigned n, uint64_t first_block, const uint64_t *guard,
+	      struct integrity_pi_error *errors, size_t max_errors, size_t *nerr,
+	      bool stop_at_first, bool *stop)
+{
+	const struct tuple_layout *t = ctx->t;
+	int64_t bad = 0;
+
+	for (unsigned b = 0; b < n; b++, i++) {
+		const uint8_t *tuple = block_tuple(ctx, data, md, i);
+		uint16_t app = get_be16(tuple + t->app_offset);
+		uint64_t ref = tuple_ref(t, tuple);
+
+		if (tuple_escaped(ctx, app, ref))
+			continue;
+
+		struct integrity_pi_error found[3];
+		unsigned nf = 0;
+		uint64_t want = guard[b], have = tuple_guard(t, tuple);
+		if (want != have)
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
+								   .expected = want, .found = have };
+		if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
+								   .expected = ctx->p.app_tag,
+								   .found = app };
+		if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
+								   .expected = expected_ref(ctx, first_block + i),
+								   .found = ref };
+		if (!nf)
+			continue;
+		for (unsigned k = 0; k < nf; k++) {
+			if (*nerr < max_errors) {
+				errors[*nerr] = found[k];
+				errors[*nerr].block = i;
+				errors[*nerr].lba = ctx->p.seed + first_block + i;
+				(*nerr)++;
+			}
+		}
+		bad += nf;
+		if (stop_at_first) {
+			*stop = true;
+			break;
+		}
+	}
+	return bad;
+}
+
 INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx, const void *data,
 					     const void *md, uint64_t nblocks, uint64_t first_block,
 					     struct integrity_pi_error *errors, size_t max_errors,
@@ -590,54 +644,18 @@ INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx,
 	if (r < 0)
 		return r;
 
-	const struct tuple_layout *t = ctx->t;
 	int64_t bad = 0;
 	size_t nerr = 0;
+	bool stop = false;
 
-	for (uint64_t base = 0; base < nblocks; base += CRC_BATCH) {
-		unsigned nb = nblocks - base < CRC_BATCH ? (unsigned)(nblocks - base) : CRC_BATCH;
+	for (uint64_t i = 0; i < nblocks && !stop; i += CRC_BATCH) {
+		unsigned n = nblocks - i < CRC_BATCH ? (unsigned)(nblocks - i) : CRC_BATCH;
 		uint64_t guard[CRC_BATCH];
 
-		guards_compute(ctx, data, md, base, nb, guard);
-		if (batch_clean(ctx, data, md, base, nb, first_block, guard))
-			continue;
-		for (unsigned b = 0; b < nb; b++) {
-			uint64_t i = base + b;
-			const uint8_t *tuple = block_md(ctx, data, md, i) + ctx->pi_offset;
-			uint16_t app = get_be16(tuple + t->app_offset);
-			uint64_t ref = tuple_ref(t, tuple);
-
-			if (tuple_escaped(ctx, app, ref))
-				continue;
-
-			struct integrity_pi_error found[3];
-			unsigned n = 0;
-			uint64_t want = guard[b], have = tuple_guard(t, tuple);
-			if (want != have)
-				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
-									  .expected = want, .found = have };
-			if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
-				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
-									  .expected = ctx->p.app_tag,
-									  .found = app };
-			if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
-				found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
-									  .expected = expected_ref(ctx, first_block + i),
-									  .found = ref };
-			if (!n)
-				continue;
-			for (unsigned k = 0; k < n; k++) {
-				if (nerr < max_errors) {
-					errors[nerr] = found[k];
-					errors[nerr].block = i;
-					errors[nerr].lba = ctx->p.seed + first_block + i;
-					nerr++;
-				}
-			}
-			bad += n;
-			if (stop_at_first)
-				return bad;
-		}
+		guards_compute(ctx, data, md, i, n, guard);
+		if (__builtin_expect(!batch_clean(ctx, data, md, i, n, first_block, guard), 0))
+			bad += verify_blocks(ctx, data, md, i, n, first_block, guard, errors, max_errors,
+					     &nerr, stop_at_first, &stop);
 	}
 	return bad;
 }

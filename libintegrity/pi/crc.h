@@ -20,11 +20,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Blocks per call of a batch function. */
+#define CRC_BATCH	8
+
+/*
+ * The CRCs of n (1..CRC_BATCH) buffers of len bytes each, the i-th at
+ * buf + i * stride, each started from 0: out[i] is what the one-buffer
+ * function returns for crc 0 and that buffer.  The buffers are folded side
+ * by side, so that the latencies of their independent multiplies overlap,
+ * and reduced together.
+ */
+typedef void crc_batch_fn(const uint8_t *buf, size_t stride, size_t len, unsigned n,
+			  uint64_t *out);
+
 struct crc_impl {
 	const char *name;	/* "generic", "pclmul", "vpclmul" */
 	uint16_t (*crc16_t10dif)(uint16_t crc, const void *buf, size_t len);
 	uint32_t (*crc32c)(uint32_t crc, const void *buf, size_t len);
 	uint64_t (*crc64_nvme)(uint64_t crc, const void *buf, size_t len);
+	/* NULL where the implementation has no batch form: callers then call
+	 * the one-buffer function per buffer. */
+	crc_batch_fn *crc16_t10dif_batch;
+	crc_batch_fn *crc32c_batch;
+	crc_batch_fn *crc64_nvme_batch;
 };
 
 /* Table-driven, portable. Always available. */

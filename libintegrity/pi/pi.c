@@ -11,6 +11,7 @@
 #include "crc.h"
 #include "internal.h"
 #include "libintegrity/pi.h"
+#include "pi-internal.h"
 
 struct integrity_profile {
 	const char *name;
@@ -153,6 +154,16 @@ struct integrity_pi_ctx {
 	uint32_t pi_offset;	/* of the tuple inside the metadata */
 	size_t data_stride;
 	uint64_t ref_mask;
+	/* Off: every block on its own, tag by tag (the reference the tests
+	 * compare with).  On: the tags of a batch of blocks compared and
+	 * written as 64-bit words, and the guards from the batch function,
+	 * where the CRC implementation has one (else NULL). */
+	bool batched;
+	crc_batch_fn *batch;
+	/* The tuple's bytes that verify compares, as two 64-bit words read
+	 * from memory: the guard, the application tag's masked bits and, but
+	 * for Type 3, the reference tag (not the storage tag). */
+	uint64_t check_mask[2];
 };
 
 static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_params *params)
@@ -185,6 +196,14 @@ static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_
 	ctx->pi_offset = params->pi_position == INTEGRITY_PI_FIRST ? 0 : md_size - t->size;
 	ctx->data_stride = params->interval + (params->layout == INTEGRITY_LAYOUT_DIF ? md_size : 0);
 	ctx->ref_mask = t->ref_bits == 64 ? UINT64_MAX : (UINT64_C(1) << t->ref_bits) - 1;
+	pi_ctx_set_batch(ctx, true);
+
+	uint8_t mask[16] = { 0 };
+	memset(mask, 0xFF, t->guard_bytes);
+	put_be16(mask + t->app_offset, params->app_mask);
+	if (prof->type != 3)
+		memset(mask + t->ref_offset, 0xFF, t->ref_bits / 8);
+	memcpy(ctx->check_mask, mask, sizeof(mask));
 	*ctxp = ctx;
 	return 0;
 }
@@ -202,6 +221,27 @@ INTEGRITY_EXPORT int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctxp,
 		if (p.reserved[i])
 			return -EINVAL;
 	return pi_ctx_new(ctxp, &p);
+}
+
+void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on)
+{
+	ctx->batched = on;
+	ctx->batch = NULL;
+	if (!on)
+		return;
+	switch (ctx->p.profile->guard) {
+	case INTEGRITY_GUARD_CRC16:
+		ctx->batch = ctx->crc->crc16_t10dif_batch;
+		break;
+	case INTEGRITY_GUARD_CRC32C:
+		ctx->batch = ctx->crc->crc32c_batch;
+		break;
+	case INTEGRITY_GUARD_CRC64:
+		ctx->batch = ctx->crc->crc64_nvme_batch;
+		break;
+	default:
+		break;
+	}
 }
 
 INTEGRITY_EXPORT void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx)
@@ -273,6 +313,37 @@ static inline uint64_t guard_compute(const struct integrity_pi_ctx *ctx, const u
 	return 0;
 }
 
+/* The guards of n (1..CRC_BATCH) consecutive blocks from block i on: the
+ * data of all n side by side, then each block's metadata prefix. */
+static inline void guards_compute(const struct integrity_pi_ctx *ctx, const void *data,
+				  const void *md, uint64_t i, unsigned n, uint64_t *out)
+{
+	if (!ctx->batch) {
+		for (unsigned k = 0; k < n; k++)
+			out[k] = guard_compute(ctx, block_data(ctx, data, i + k),
+					       block_md(ctx, data, md, i + k));
+		return;
+	}
+	ctx->batch(block_data(ctx, data, i), ctx->data_stride, ctx->p.interval, n, out);
+	if (!ctx->pi_offset)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *m = block_md(ctx, data, md, i + k);
+
+		switch (ctx->p.profile->guard) {
+		case INTEGRITY_GUARD_CRC16:
+			out[k] = ctx->crc->crc16_t10dif((uint16_t)out[k], m, ctx->pi_offset);
+			break;
+		case INTEGRITY_GUARD_CRC32C:
+			out[k] = ctx->crc->crc32c((uint32_t)out[k], m, ctx->pi_offset);
+			break;
+		default:
+			out[k] = ctx->crc->crc64_nvme(out[k], m, ctx->pi_offset);
+			break;
+		}
+	}
+}
+
 static inline uint64_t tuple_guard(const struct tuple_layout *t, const uint8_t *tuple)
 {
 	switch (t->guard_bytes) {
@@ -336,6 +407,91 @@ static inline uint64_t expected_ref(const struct integrity_pi_ctx *ctx, uint64_t
 	return (ctx->p.seed + block) & ctx->ref_mask;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * Batches of tuples as 64-bit words, the way memory holds them on a
+ * little-endian host (elsewhere generate and verify take the tuples tag by
+ * tag): the tuple of block i + k is at `tuple` + k * `step`, and its
+ * reference tag is (ref + k) & rmask (rmask 0 for Type 3).
+ */
+#define TUPLE_WORDS 1
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* The tuple generate writes; w[1] unused for 8-byte tuples. */
+ALWAYS_INLINE void tuple_words(unsigned guard_bytes, uint64_t guard, uint64_t app, uint64_t ref,
+			       uint64_t w[2])
+{
+	switch (guard_bytes) {
+	case 2:
+		w[0] = __builtin_bswap16((uint16_t)guard) | app << 16 |
+		       (uint64_t)__builtin_bswap32((uint32_t)ref) << 32;
+		w[1] = 0;
+		break;
+	case 4:	/* the storage tag, bytes 6-7, zero */
+		w[0] = __builtin_bswap32((uint32_t)guard) | app << 32;
+		w[1] = __builtin_bswap64(ref);
+		break;
+	default:	/* the 48-bit reference tag in bytes 10-15 */
+		w[0] = __builtin_bswap64(guard);
+		w[1] = app | __builtin_bswap64(ref);
+		break;
+	}
+}
+
+ALWAYS_INLINE void tuples_write_g(unsigned guard_bytes, uint8_t *tuple, size_t step, unsigned n,
+				  const uint64_t *guard, uint64_t app, uint64_t ref, uint64_t rmask)
+{
+	for (unsigned k = 0; k < n; k++, tuple += step) {
+		uint64_t w[2];
+
+		tuple_words(guard_bytes, guard[k], app, (ref + k) & rmask, w);
+		memcpy(tuple, &w[0], 8);
+		if (guard_bytes != 2)
+			memcpy(tuple + 8, &w[1], 8);
+	}
+}
+
+/* Whether every tuple equals the one generate would write, under the
+ * check mask: then verify finds nothing in these blocks, escaped or not. */
+ALWAYS_INLINE bool tuples_clean_g(unsigned guard_bytes, const uint8_t *tuple, size_t step, unsigned n,
+				  const uint64_t *guard, uint64_t app, uint64_t ref, uint64_t rmask,
+				  const uint64_t mask[2])
+{
+	uint64_t diff = 0;
+
+	for (unsigned k = 0; k < n; k++, tuple += step) {
+		uint64_t w[2], h;
+
+		tuple_words(guard_bytes, guard[k], app, (ref + k) & rmask, w);
+		memcpy(&h, tuple, 8);
+		diff |= (h ^ w[0]) & mask[0];
+		if (guard_bytes != 2) {
+			memcpy(&h, tuple + 8, 8);
+			diff |= (h ^ w[1]) & mask[1];
+		}
+	}
+	return diff == 0;
+}
+#endif
+
+/* The tuple of block i, and the distance from one block's to the next. */
+static inline const uint8_t *block_tuple(const struct integrity_pi_ctx *ctx, const void *data,
+					 const void *md, uint64_t i)
+{
+	return block_md(ctx, data, md, i) + ctx->pi_offset;
+}
+
+static inline size_t tuple_step(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->p.layout == INTEGRITY_LAYOUT_DIF ? ctx->data_stride : ctx->md_size;
+}
+
+/* The reference tag mask for tuples_*: none for Type 3, whose tag is 0. */
+static inline uint64_t ref_words_mask(const struct integrity_pi_ctx *ctx)
+{
+	return ctx->p.profile->type == 3 ? 0 : ctx->ref_mask;
+}
+
 static int check_buffers(const struct integrity_pi_ctx *ctx, const void *data, const void *md)
 {
 	if (!ctx || !data)
@@ -353,18 +509,69 @@ INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, v
 		return r;
 
 	const struct tuple_layout *t = ctx->t;
-	for (uint64_t i = 0; i < nblocks; i++) {
-		const uint8_t *d = block_data(ctx, data, i);
-		uint8_t *m = (uint8_t *)block_md(ctx, data, md, i);
-		uint8_t *tuple = m + ctx->pi_offset;
+	for (uint64_t i = 0; i < nblocks; i += CRC_BATCH) {
+		unsigned n = nblocks - i < CRC_BATCH ? (unsigned)(nblocks - i) : CRC_BATCH;
+		uint64_t guard[CRC_BATCH];
 
-		tuple_set_guard(t, tuple, guard_compute(ctx, d, m));
-		put_be16(tuple + t->app_offset, ctx->p.app_tag);
-		if (t->guard_bytes == 4)
-			put_be16(tuple + 6, 0);	/* storage tag */
-		tuple_set_ref(t, tuple, expected_ref(ctx, first_block + i));
+		guards_compute(ctx, data, md, i, n, guard);
+#ifdef TUPLE_WORDS
+		if (ctx->batched) {
+			uint8_t *tuple = (uint8_t *)block_tuple(ctx, data, md, i);
+			uint64_t app = __builtin_bswap16(ctx->p.app_tag);
+			uint64_t ref = ctx->p.seed + first_block + i, rmask = ref_words_mask(ctx);
+
+			switch (t->guard_bytes) {
+			case 2:
+				tuples_write_g(2, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			case 4:
+				tuples_write_g(4, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			default:
+				tuples_write_g(8, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
+				break;
+			}
+			continue;
+		}
+#endif
+		for (unsigned k = 0; k < n; k++) {
+			uint8_t *tuple = (uint8_t *)block_tuple(ctx, data, md, i + k);
+
+			tuple_set_guard(t, tuple, guard[k]);
+			put_be16(tuple + t->app_offset, ctx->p.app_tag);
+			if (t->guard_bytes == 4)
+				put_be16(tuple + 6, 0);	/* storage tag */
+			tuple_set_ref(t, tuple, expected_ref(ctx, first_block + i + k));
+		}
 	}
 	return 0;
+}
+
+/* Whether verify finds nothing in the n blocks from block i on. */
+static inline bool batch_clean(const struct integrity_pi_ctx *ctx, const void *data, const void *md,
+			       uint64_t i, unsigned n, uint64_t first_block, const uint64_t *guard)
+{
+#ifdef TUPLE_WORDS
+	if (!ctx->batched)
+		return false;
+
+	const uint8_t *tuple = block_tuple(ctx, data, md, i);
+	uint64_t app = __builtin_bswap16(ctx->p.app_tag), ref = ctx->p.seed + first_block + i;
+
+	switch (ctx->t->guard_bytes) {
+	case 2:
+		return tuples_clean_g(2, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	case 4:
+		return tuples_clean_g(4, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	default:
+		return tuples_clean_g(8, tuple, tuple_step(ctx), n, guard, app, ref,
+				      ref_words_mask(ctx), ctx->check_mask);
+	}
+#else
+	return false;
+#endif
 }
 
 static inline bool tuple_escaped(const struct integrity_pi_ctx *ctx, uint16_t app, uint64_t ref)
@@ -372,6 +579,60 @@ static inline bool tuple_escaped(const struct integrity_pi_ctx *ctx, uint16_t ap
 	if (app != INTEGRITY_APP_ESCAPE)
 		return false;
 	return ctx->p.profile->type != 3 || ref == ctx->ref_mask;
+}
+
+/* One record per error in the n blocks from block i on, tag by tag, into
+ * errors[*nerr...] while there is room; the number of errors found.  With
+ * stop_at_first, the blocks after the first bad one are not looked at and
+ * *stop is set. */
+static __attribute__((noinline)) int64_t
+verify_blocks(const struct integrity_pi_ctx *ctx, const void *data, const void *md, uint64_t i,
+	      unsigned n, uint64_t first_block, const uint64_t *guard,
+	      struct integrity_pi_error *errors, size_t max_errors, size_t *nerr,
+	      bool stop_at_first, bool *stop)
+{
+	const struct tuple_layout *t = ctx->t;
+	int64_t bad = 0;
+
+	for (unsigned b = 0; b < n; b++, i++) {
+		const uint8_t *tuple = block_tuple(ctx, data, md, i);
+		uint16_t app = get_be16(tuple + t->app_offset);
+		uint64_t ref = tuple_ref(t, tuple);
+
+		if (tuple_escaped(ctx, app, ref))
+			continue;
+
+		struct integrity_pi_error found[3];
+		unsigned nf = 0;
+		uint64_t want = guard[b], have = tuple_guard(t, tuple);
+		if (want != have)
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
+								   .expected = want, .found = have };
+		if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
+								   .expected = ctx->p.app_tag,
+								   .found = app };
+		if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
+			found[nf++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
+								   .expected = expected_ref(ctx, first_block + i),
+								   .found = ref };
+		if (!nf)
+			continue;
+		for (unsigned k = 0; k < nf; k++) {
+			if (*nerr < max_errors) {
+				errors[*nerr] = found[k];
+				errors[*nerr].block = i;
+				errors[*nerr].lba = ctx->p.seed + first_block + i;
+				(*nerr)++;
+			}
+		}
+		bad += nf;
+		if (stop_at_first) {
+			*stop = true;
+			break;
+		}
+	}
+	return bad;
 }
 
 INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx, const void *data,
@@ -383,46 +644,18 @@ INTEGRITY_EXPORT int64_t integrity_pi_verify(const struct integrity_pi_ctx *ctx,
 	if (r < 0)
 		return r;
 
-	const struct tuple_layout *t = ctx->t;
 	int64_t bad = 0;
 	size_t nerr = 0;
+	bool stop = false;
 
-	for (uint64_t i = 0; i < nblocks; i++) {
-		const uint8_t *d = block_data(ctx, data, i);
-		const uint8_t *m = block_md(ctx, data, md, i);
-		const uint8_t *tuple = m + ctx->pi_offset;
-		uint16_t app = get_be16(tuple + t->app_offset);
-		uint64_t ref = tuple_ref(t, tuple);
+	for (uint64_t i = 0; i < nblocks && !stop; i += CRC_BATCH) {
+		unsigned n = nblocks - i < CRC_BATCH ? (unsigned)(nblocks - i) : CRC_BATCH;
+		uint64_t guard[CRC_BATCH];
 
-		if (tuple_escaped(ctx, app, ref))
-			continue;
-
-		struct integrity_pi_error found[3];
-		unsigned n = 0;
-		uint64_t want = guard_compute(ctx, d, m), have = tuple_guard(t, tuple);
-		if (want != have)
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_GUARD,
-								  .expected = want, .found = have };
-		if ((app & ctx->p.app_mask) != (ctx->p.app_tag & ctx->p.app_mask))
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_APP,
-								  .expected = ctx->p.app_tag, .found = app };
-		if (ctx->p.profile->type != 3 && ref != expected_ref(ctx, first_block + i))
-			found[n++] = (struct integrity_pi_error){ .tag = INTEGRITY_TAG_REF,
-								  .expected = expected_ref(ctx, first_block + i),
-								  .found = ref };
-		if (!n)
-			continue;
-		for (unsigned k = 0; k < n; k++) {
-			if (nerr < max_errors) {
-				errors[nerr] = found[k];
-				errors[nerr].block = i;
-				errors[nerr].lba = ctx->p.seed + first_block + i;
-				nerr++;
-			}
-		}
-		bad += n;
-		if (stop_at_first)
-			break;
+		guards_compute(ctx, data, md, i, n, guard);
+		if (__builtin_expect(!batch_clean(ctx, data, md, i, n, first_block, guard), 0))
+			bad += verify_blocks(ctx, data, md, i, n, first_block, guard, errors, max_errors,
+					     &nerr, stop_at_first, &stop);
 	}
 	return bad;
 }

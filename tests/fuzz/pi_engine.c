@@ -2,9 +2,11 @@
 /*
  * The protection-information engine (pi.c, crc.c, crc_clmul.c): the three
  * CRC implementations (table, PCLMUL, VPCLMUL, those the CPU has) agree on
- * any input and any split of it; for any profile and layout, generated
- * tuples verify clean, and an error injected into one block is found in
- * that block and nowhere else.
+ * any input and any split of it, and so do their batch functions over any
+ * cut of it into equal buffers; for any profile and layout, generated
+ * tuples verify clean, an error injected into one block is found in that
+ * block and nowhere else, and guards computed several blocks side by side
+ * give the same tuples and the same errors as one block at a time.
  *
  * Input: 16 bytes of parameters, then the data (repeated to fill blocks).
  */
@@ -12,7 +14,32 @@
 
 #include "crc.h"
 #include "libintegrity.h"
+#include "pi-internal.h"
 #include "fuzz.h"
+
+/* n buffers of len bytes, stride apart, through each batch function. */
+static void batches_agree(const struct crc_impl *c, const uint8_t *p, size_t stride, size_t len,
+			  unsigned n)
+{
+	const struct crc_impl *g = &crc_impl_generic;
+	uint64_t o[CRC_BATCH];
+
+	if (c->crc16_t10dif_batch) {
+		c->crc16_t10dif_batch(p, stride, len, n, o);
+		for (unsigned i = 0; i < n; i++)
+			FUZZ_CHECK(o[i] == g->crc16_t10dif(0, p + i * stride, len));
+	}
+	if (c->crc32c_batch) {
+		c->crc32c_batch(p, stride, len, n, o);
+		for (unsigned i = 0; i < n; i++)
+			FUZZ_CHECK(o[i] == g->crc32c(0, p + i * stride, len));
+	}
+	if (c->crc64_nvme_batch) {
+		c->crc64_nvme_batch(p, stride, len, n, o);
+		for (unsigned i = 0; i < n; i++)
+			FUZZ_CHECK(o[i] == g->crc64_nvme(0, p + i * stride, len));
+	}
+}
 
 static void crcs_agree(const uint8_t *p, size_t n, size_t split)
 {
@@ -33,6 +60,11 @@ static void crcs_agree(const uint8_t *p, size_t n, size_t split)
 		FUZZ_CHECK(c->crc16_t10dif(c->crc16_t10dif(0, p, split), p + split, n - split) == c16);
 		FUZZ_CHECK(c->crc32c(c->crc32c(0, p, split), p + split, n - split) == c32);
 		FUZZ_CHECK(c->crc64_nvme(c->crc64_nvme(0, p, split), p + split, n - split) == c64);
+		/* Cut into 1..CRC_BATCH buffers, back to back or with a gap. */
+		unsigned nb = 1 + (unsigned)(split % CRC_BATCH);
+		size_t gap = split & 8 ? 16 : 0;
+		if (n / nb > gap)
+			batches_agree(c, p, n / nb, n / nb - gap, nb);
 	}
 	/* What the library's callers get. */
 	FUZZ_CHECK(integrity_crc16_t10dif(0, p, n) == c16);
@@ -84,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_CHECK(r == 0);
-	uint64_t nblocks = 1 + prm[13] % 4, first = prm[14];
+	/* Up to two batches and a partial one. */
+	uint64_t nblocks = 1 + prm[13] % (2 * CRC_BATCH + 1), first = prm[14];
 	size_t stride = integrity_pi_data_stride(ctx), mds = integrity_pi_metadata_size(ctx);
 	FUZZ_CHECK(mds >= tuple);
 	uint8_t *buf = malloc(stride * nblocks), *md = NULL;
@@ -97,8 +130,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(md, prm[15], mds * nblocks);
 	}
 
-	struct integrity_pi_error errs[16];
+	/* A context that computes one guard at a time, on a copy. */
+	struct integrity_pi_ctx *single;
+	FUZZ_CHECK(integrity_pi_ctx_new(&single, &p) == 0);
+	pi_ctx_set_batch(single, false);
+	uint8_t *buf1 = malloc(stride * nblocks), *md1 = md ? malloc(mds * nblocks) : NULL;
+	FUZZ_CHECK(buf1 && (!md || md1));
+	memcpy(buf1, buf, stride * nblocks);
+	if (md)
+		memcpy(md1, md, mds * nblocks);
+
+	struct integrity_pi_error errs[16], errs1[16];
 	FUZZ_CHECK(integrity_pi_generate(ctx, buf, md, nblocks, first) == 0);
+	FUZZ_CHECK(integrity_pi_generate(single, buf1, md1, nblocks, first) == 0);
+	FUZZ_CHECK(memcmp(buf, buf1, stride * nblocks) == 0);
+	FUZZ_CHECK(!md || memcmp(md, md1, mds * nblocks) == 0);
 	FUZZ_CHECK(integrity_pi_verify(ctx, buf, md, nblocks, first, errs, 16, false) == 0);
 
 	/* One error in one block. */
@@ -110,8 +156,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool detectable = !escaped && (tag != INTEGRITY_TAG_APP || ((injected_app ^ p.app_tag) & p.app_mask)) &&
 			  (tag != INTEGRITY_TAG_REF || integrity_profile_type(prof) != 3);
 	FUZZ_CHECK(integrity_pi_inject(ctx, buf, md, b, tag) == 0);
+	FUZZ_CHECK(integrity_pi_inject(single, buf1, md1, b, tag) == 0);
 	int64_t bad = integrity_pi_verify(ctx, buf, md, nblocks, first, errs, 16, false);
 	FUZZ_CHECK(bad >= 0);
+	FUZZ_CHECK(integrity_pi_verify(single, buf1, md1, nblocks, first, errs1, 16, false) == bad);
+	for (int64_t i = 0; i < bad && i < 16; i++)
+		FUZZ_CHECK(errs[i].block == errs1[i].block && errs[i].lba == errs1[i].lba &&
+			   errs[i].tag == errs1[i].tag && errs[i].expected == errs1[i].expected &&
+			   errs[i].found == errs1[i].found);
 	if (detectable) {
 		enum integrity_tag want = tag == INTEGRITY_TAG_DATA ? INTEGRITY_TAG_GUARD : tag;
 		bool seen = false;
@@ -127,6 +179,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(errs[i].block == b);
 	free(buf);
 	free(md);
+	free(buf1);
+	free(md1);
 	integrity_pi_ctx_free(ctx);
+	integrity_pi_ctx_free(single);
 	return 0;
 }

@@ -345,6 +345,60 @@ static void test_implementation_choice(void **state)
 	assert_string_equal(out, "generic\n");
 }
 
+/* The batch functions give, for each of their buffers, what the one-buffer
+ * function gives from 0: every count up to CRC_BATCH, lengths around and
+ * past the unrolled sizes (odd ones too), strides with gaps and
+ * alignments. */
+static void test_batch_match_single(void **state)
+{
+	static const size_t lens[] = { 1, 15, 16, 17, 48, 100, 256, 496, 512, 520, 528,
+				       1024, 2048, 4096, 4112, 8192 };
+	uint8_t *data = random_bytes(CRC_BATCH * (8192 + 80) + MAX_ALIGN, 3);
+	unsigned long checked = 0, batched = 0;
+
+	for (size_t i = 0; i < nimpls; i++) {
+		const struct crc_impl *c = impls[i];
+
+		if (!c->crc16_t10dif_batch || !c->crc32c_batch || !c->crc64_nvme_batch)
+			continue;
+		batched++;
+		for (size_t li = 0; li < ARRAY_SIZE(lens); li++)
+			for (unsigned n = 1; n <= CRC_BATCH; n++)
+				for (size_t gap = 0; gap <= 80; gap += 8 + gap)
+					for (size_t a = 0; a < MAX_ALIGN; a += 13) {
+						size_t len = lens[li], stride = len + gap;
+						const uint8_t *p = data + a;
+						uint64_t o16[CRC_BATCH], o32[CRC_BATCH], o64[CRC_BATCH];
+
+						memset(o16, 0x5A, sizeof(o16));
+						memcpy(o32, o16, sizeof(o16));
+						memcpy(o64, o16, sizeof(o16));
+						c->crc16_t10dif_batch(p, stride, len, n, o16);
+						c->crc32c_batch(p, stride, len, n, o32);
+						c->crc64_nvme_batch(p, stride, len, n, o64);
+						for (unsigned k = 0; k < n; k++) {
+							const uint8_t *b = p + k * stride;
+
+							if (o16[k] != crc_impl_generic.crc16_t10dif(0, b, len) ||
+							    o32[k] != crc_impl_generic.crc32c(0, b, len) ||
+							    o64[k] != crc_impl_generic.crc64_nvme(0, b, len))
+								fail_msg("%s batch differs: length %zu, buffer %u of %u, stride %zu, alignment %zu",
+									 c->name, len, k, n, stride, a);
+							checked++;
+						}
+						/* Nothing written past n. */
+						for (unsigned k = n; k < CRC_BATCH; k++)
+							assert_true(o16[k] == 0x5A5A5A5A5A5A5A5Aull &&
+								    o32[k] == 0x5A5A5A5A5A5A5A5Aull &&
+								    o64[k] == 0x5A5A5A5A5A5A5A5Aull);
+					}
+	}
+	free(data);
+	if (!batched)
+		skip();
+	print_message("# %lu buffers checked\n", checked);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--print-implementation") == 0) {
@@ -359,6 +413,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generic_matches_bitwise),
 		cmocka_unit_test(test_accelerated_match_generic),
 		cmocka_unit_test(test_accelerated_long),
+		cmocka_unit_test(test_batch_match_single),
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_ip_checksum_known),
 		cmocka_unit_test(test_ip_checksum_reference),

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "libintegrity.h"
+#include "pi-internal.h"
 
 #define NBLOCKS 9
 
@@ -387,6 +388,222 @@ static void test_error_collection(void **state)
 	buffers_free(&b);
 }
 
+/* A random number from a small generator of the test's own, so that a
+ * failing case can be named by its seed. */
+static uint64_t prop_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* The tuple of block i, wherever the layout puts it. */
+static uint8_t *prop_tuple(struct integrity_pi_ctx *ctx, uint8_t *data, uint8_t *md, uint64_t i)
+{
+	const struct integrity_pi_params *p = integrity_pi_ctx_params(ctx);
+	size_t md_size = integrity_pi_metadata_size(ctx);
+	size_t off = p->pi_position == INTEGRITY_PI_FIRST ? 0 :
+		     md_size - integrity_profile_tuple_size(p->profile);
+
+	if (p->layout == INTEGRITY_LAYOUT_DIF)
+		return data + i * integrity_pi_data_stride(ctx) + p->interval + off;
+	return md + i * md_size + off;
+}
+
+/*
+ * Guards computed for several blocks side by side give exactly what one
+ * block at a time gives: random profiles, intervals, metadata sizes and
+ * positions, layouts, block counts (partial batches too), buffer
+ * alignments, seeds and starting blocks, with injected guard, app, ref and
+ * data errors, random tuple bytes and escapes; every recorded error is
+ * compared, with error lists cut short and with stop at first.
+ */
+static void test_batch_matches_single(void **state)
+{
+	static const uint32_t intervals[] = { 512, 1024, 4096 };
+	const struct integrity_profile *profs[32];
+	size_t nprofs = 0;
+	const struct integrity_profile *prof;
+	uint64_t rng = 0x9E3779B97F4A7C15ull;
+	unsigned long errors_seen = 0, escapes = 0, cases = 0;
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++)
+		if (integrity_profile_tuple_size(prof))
+			profs[nprofs++] = prof;
+
+	for (unsigned iter = 0; iter < 1500; iter++) {
+		uint64_t seed_at = rng;
+		prof = profs[prop_next(&rng) % nprofs];
+		unsigned tsize = integrity_profile_tuple_size(prof);
+		bool crc32c = integrity_profile_guard(prof) == INTEGRITY_GUARD_CRC32C;
+		/* The tag offsets and reference tag width of the three tuples. */
+		size_t app_off = tsize == 8 ? 2 : crc32c ? 4 : 8;
+		size_t ref_off = tsize == 8 ? 4 : crc32c ? 8 : 10;
+		size_t ref_len = tsize == 8 ? 4 : crc32c ? 8 : 6;
+		struct integrity_pi_params p = {
+			.profile = prof,
+			.interval = intervals[prop_next(&rng) % ARRAY_SIZE(intervals)],
+			.metadata_size = prop_next(&rng) % 2 ? 0 : tsize + 8 * (unsigned)(prop_next(&rng) % 4),
+			.layout = (enum integrity_layout)(prop_next(&rng) % 2),
+			.pi_position = (enum integrity_pi_position)(prop_next(&rng) % 2),
+			.seed = prop_next(&rng) % 2 ? prop_next(&rng) : 0xFFFFFFF0u,
+			.app_tag = (uint16_t)prop_next(&rng),
+			.app_mask = prop_next(&rng) % 3 ? 0xFFFF : (uint16_t)prop_next(&rng),
+		};
+		uint64_t nblocks = 1 + prop_next(&rng) % 19;
+		uint64_t first = prop_next(&rng) % 2 ? 0 : prop_next(&rng) % 100000;
+		size_t align = prop_next(&rng) % 64;
+		struct integrity_pi_ctx *batch, *single;
+
+		if (p.app_tag == INTEGRITY_APP_ESCAPE)
+			p.app_tag = 0;
+		assert_int_equal(integrity_pi_ctx_new(&batch, &p), 0);
+		assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
+		pi_ctx_set_batch(single, false);
+
+		size_t dsize = nblocks * integrity_pi_data_stride(batch);
+		size_t msize = p.layout == INTEGRITY_LAYOUT_DIX ? nblocks * integrity_pi_metadata_size(batch) : 0;
+		uint8_t *dbuf[2], *mbuf[2], *d[2], *m[2];
+
+		for (int k = 0; k < 2; k++) {
+			dbuf[k] = malloc(dsize + 64);
+			mbuf[k] = malloc(msize + 64);
+			assert_non_null(dbuf[k]);
+			assert_non_null(mbuf[k]);
+			d[k] = dbuf[k] + align;
+			m[k] = msize ? mbuf[k] + (align * 7) % 64 : NULL;
+		}
+		fill_random(d[0], dsize, (unsigned)iter);
+		if (msize)
+			fill_random(m[0], msize, (unsigned)iter + 1000000);
+		memcpy(d[1], d[0], dsize);
+		if (msize)
+			memcpy(m[1], m[0], msize);
+
+		/* Generate: the same bytes everywhere, metadata included. */
+		assert_int_equal(integrity_pi_generate(batch, d[0], m[0], nblocks, first), 0);
+		assert_int_equal(integrity_pi_generate(single, d[1], m[1], nblocks, first), 0);
+		if (memcmp(d[0], d[1], dsize) || (msize && memcmp(m[0], m[1], msize)))
+			fail_msg("generate differs: case seed %#llx", (unsigned long long)seed_at);
+
+		/* Damage some blocks, alike in both copies. */
+		unsigned ndamage = (unsigned)(prop_next(&rng) % 6);
+		for (unsigned j = 0; j < ndamage; j++) {
+			uint64_t blk = prop_next(&rng) % nblocks;
+			unsigned kind = (unsigned)(prop_next(&rng) % 7);
+			uint64_t r = prop_next(&rng);
+
+			for (int k = 0; k < 2; k++) {
+				uint8_t *t = prop_tuple(batch, d[k], m[k], blk);
+
+				if (kind < 4) {
+					assert_int_equal(integrity_pi_inject(batch, d[k], m[k], blk,
+									     (enum integrity_tag)kind), 0);
+				} else if (kind == 4) {
+					t[r % tsize] ^= (uint8_t)(1u << (r >> 8) % 8);
+				} else {
+					/* An escape: the app tag, and for kind 6 the
+					 * reference tag as well (Type 3 needs both). */
+					memset(t + app_off, 0xFF, 2);
+					if (kind == 6)
+						memset(t + ref_off, 0xFF, ref_len);
+					escapes += k == 0;
+				}
+			}
+		}
+
+		/* Verify with a full error list, a short one and stop at first. */
+		for (int mode = 0; mode < 3; mode++) {
+			struct integrity_pi_error e[2][3 * 19 + 1];
+			size_t max = mode == 1 ? prop_next(&rng) % 4 : ARRAY_SIZE(e[0]);
+			bool stop = mode == 2;
+
+			memset(e, 0xA5, sizeof(e));
+			int64_t nb = integrity_pi_verify(batch, d[0], m[0], nblocks, first, e[0], max, stop);
+			int64_t ns = integrity_pi_verify(single, d[1], m[1], nblocks, first, e[1], max, stop);
+			if (nb != ns)
+				fail_msg("verify: %lld errors batched, %lld one by one: case seed %#llx",
+					 (long long)nb, (long long)ns, (unsigned long long)seed_at);
+			assert_true(nb >= 0);
+			for (size_t j = 0; j < (size_t)nb && j < max; j++)
+				if (e[0][j].block != e[1][j].block || e[0][j].lba != e[1][j].lba ||
+				    e[0][j].tag != e[1][j].tag || e[0][j].expected != e[1][j].expected ||
+				    e[0][j].found != e[1][j].found)
+					fail_msg("verify: error %zu differs: case seed %#llx", j,
+						 (unsigned long long)seed_at);
+			if (mode == 0)
+				errors_seen += (unsigned long)nb;
+		}
+		cases++;
+		for (int k = 0; k < 2; k++) {
+			free(dbuf[k]);
+			free(mbuf[k]);
+		}
+		integrity_pi_ctx_free(batch);
+		integrity_pi_ctx_free(single);
+	}
+	print_message("# %lu cases, %lu errors compared, %lu escapes\n", cases, errors_seen, escapes);
+	assert_true(errors_seen > 1000);
+	assert_true(escapes > 100);
+}
+
+/* Every single-bit flip of a tuple, in every profile and layout, with the
+ * application tag checked in full and in part: the same errors batched as
+ * one block at a time, and for a flip in a checked bit, at least one. */
+static void test_batch_tuple_bit_flips(void **state)
+{
+	const struct integrity_profile *prof;
+	unsigned long flips = 0;
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
+		unsigned tsize = integrity_profile_tuple_size(prof);
+
+		if (!tsize)
+			continue;
+		for (int layout = 0; layout < 2; layout++)
+			for (int mask = 0; mask < 2; mask++) {
+				struct integrity_pi_params p = {
+					.profile = prof,
+					.interval = 512,
+					.metadata_size = tsize + 8,
+					.layout = (enum integrity_layout)layout,
+					.seed = 0x123456789Aull,
+					.app_tag = 0x5AA5,
+					.app_mask = mask ? 0x0FF0 : 0xFFFF,
+				};
+				struct buffers b;
+				struct integrity_pi_ctx *single;
+
+				buffers_new(&b, &p, NBLOCKS);
+				assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
+				pi_ctx_set_batch(single, false);
+				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 7), 0);
+				for (unsigned bit = 0; bit < 8 * tsize; bit++) {
+					uint8_t *t = prop_tuple(b.ctx, b.data, b.md, 5);
+					struct integrity_pi_error e[2][4];
+
+					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
+					int64_t nb = integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 7, e[0], 4, false);
+					int64_t ns = integrity_pi_verify(single, b.data, b.md, NBLOCKS, 7, e[1], 4, false);
+					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
+					if (nb != ns)
+						fail_msg("%s: bit %u of the tuple: %lld errors batched, %lld one by one",
+							 integrity_profile_name(prof), bit, (long long)nb, (long long)ns);
+					for (int64_t j = 0; j < nb && j < 4; j++)
+						assert_true(e[0][j].block == 5 && e[1][j].block == 5 &&
+							    e[0][j].tag == e[1][j].tag &&
+							    e[0][j].expected == e[1][j].expected &&
+							    e[0][j].found == e[1][j].found);
+					flips++;
+				}
+				integrity_pi_ctx_free(single);
+				buffers_free(&b);
+			}
+	}
+	print_message("# %lu tuple bits flipped\n", flips);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +616,8 @@ int main(void)
 		cmocka_unit_test(test_guard_covers_metadata_prefix),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_error_collection),
+		cmocka_unit_test(test_batch_matches_single),
+		cmocka_unit_test(test_batch_tuple_bit_flips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal controls of the PI engine, for tests.
+ */
+#ifndef LIBINTEGRITY_PI_INTERNAL_H
+#define LIBINTEGRITY_PI_INTERNAL_H
+
+#include <stdbool.h>
+
+struct integrity_pi_ctx;
+
+/* Whether generate and verify work on batches of blocks (the default: the
+ * guards side by side where the CRC implementation can, the tags compared
+ * and written as words) or on one block at a time, tag by tag.  Both give
+ * identical results. */
+void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on);
+
+#endif

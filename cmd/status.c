@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -401,6 +402,8 @@ int cmd_status(int argc, const char **argv)
 		}
 	}
 
+	/* The tree's lines as lsblk draws them: UTF-8 in a UTF-8 locale. */
+	setlocale(LC_CTYPE, "");
 	tb = columns_new_table(&set, "blockdevices");
 	if (!tb)
 		return fail(EXIT_FAIL, NULL, -ENOMEM, "output");

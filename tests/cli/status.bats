@@ -288,3 +288,12 @@ teardown() {
 	grep -q "^integrityctl_device_info{device=\"$PWD/img\",kname=\"${loopdev#/dev/}\",.*,transport=\"loop\"" \
 		m/integrityctl_devices.prom
 }
+
+@test "the tree's lines are UTF-8 in a UTF-8 locale, ASCII otherwise, as lsblk draws them" {
+	run env LC_ALL=C.UTF-8 "$INTEGRITYCTL" status --sysfs-root "$sys" --tree -o NAME
+	assert_success
+	assert_line "└─nvme0n1p1"
+	run env LC_ALL=C "$INTEGRITYCTL" status --sysfs-root "$sys" --tree -o NAME
+	assert_success
+	assert_line '`-nvme0n1p1'
+}

@@ -141,6 +141,42 @@ setup() {
 	assert_output PARTUUID=
 }
 
+@test "bash: every option offered is one the command takes; commands without columns are offered no -o" {
+	local cmd opt offered
+	for cmd in status show set scrub format resolve audit monitor udev-helper "part list" "part create" \
+		"part delete" "part sync" "pi verify" "pi generate" "pi inject"; do
+		offered=$(bash_complete $cmd -- | grep '^--')
+		[ -n "$offered" ] || { echo "$cmd: no options offered"; false; }
+		for opt in $offered; do
+			case $opt in --help | --version) continue ;; esac
+			ictl $cmd --help | grep -qE -- "(^| )$opt([ =,]|$)" ||
+				{ echo "$cmd: $opt is offered but not in --help"; false; }
+		done
+	done
+	for cmd in show set audit monitor; do
+		run bash_complete $cmd --out
+		assert_output ''
+		run bash_complete $cmd -o
+		assert_output ''
+	done
+	run bash_complete set --qu
+	assert_output --quiet
+}
+
+@test "bash: -b is --bytes for status and part list (devices follow), a block number for pi inject; LBAs after resolve --lba DEVICE" {
+	run bash_complete status -b ""
+	assert_success
+	[ "$output" = "$(bash_complete status "")" ] && [ -n "$output" ]
+	run bash_complete part list -b ""
+	[ "$output" = "$(bash_complete part list "")" ] && [ -n "$output" ]
+	run bash_complete pi inject -b ""
+	assert_output ''
+	run bash_complete resolve --lba sda ""
+	assert_output ''
+	run bash_complete resolve --lba PARTU
+	assert_output PARTUUID=
+}
+
 # zsh: a real interactive zsh in a pseudo-terminal (zpty) completes the
 # line "integrityctl WORDS" with a TAB; compadd is wrapped to record every
 # candidate offered.  The last word is the one being completed.  TAB is

@@ -338,16 +338,26 @@ void report_human(FILE *out, struct run *run, int r)
 	bool resumed = p->resumed_from > p->start;
 	fprintf(out, "%s: %s, method %s, protection %s\n", run->target, status_word(r),
 		integrity_scrub_method_name(integrity_scrub_get_method(s)), integrity_scrub_protection(s));
+	/* Sizes are data bytes, as lsblk and the progress line count them;
+	 * the protection information read besides is said apart. */
+	uint64_t data = (p->done - p->start) * integrity_scrub_block_size(s);
+	char size[96], pi[32];
+	format_size(data, a, sizeof(a));
+	if (p->bytes_checked > p->blocks_checked * integrity_scrub_block_size(s))
+		snprintf(size, sizeof(size), "%s, and %s of PI", a,
+			 format_size(p->bytes_checked - p->blocks_checked * integrity_scrub_block_size(s), pi,
+				     sizeof(pi)));
+	else
+		snprintf(size, sizeof(size), "%s", a);
 	/* A resumed scrub: the time of all runs, and this run's own time
 	 * beside its own rate. */
 	if (resumed)
 		fprintf(out, "  checked %" PRIu64 " of %" PRIu64 " blocks (%s) in %s, over more than one run\n",
-			p->done - p->start, p->end - p->start, format_size(p->bytes_checked, a, sizeof(a)),
-			format_duration(p->elapsed, b, sizeof(b)));
+			p->done - p->start, p->end - p->start, size, format_duration(p->elapsed, b, sizeof(b)));
 	else
 		fprintf(out, "  checked %" PRIu64 " of %" PRIu64 " blocks (%s) in %s at %s/s\n", p->done - p->start,
-			p->end - p->start, format_size(p->bytes_checked, a, sizeof(a)),
-			format_duration(p->elapsed, b, sizeof(b)), format_size((uint64_t)rate, c, sizeof(c)));
+			p->end - p->start, size, format_duration(p->elapsed, b, sizeof(b)),
+			format_size((uint64_t)rate, c, sizeof(c)));
 	fprintf(out, "  bad blocks %" PRIu64 ", I/O errors %" PRIu64 "\n", p->bad_blocks, p->io_errors);
 	if (run->owners)
 		damaged_files_text(out, run->owners, "  ");

@@ -83,9 +83,12 @@ wait_checkpoint() {
 	assert_output --regexp "10 +ref +0xa +0xfffffff5"
 	assert_output --partial "data: complete, method host, protection T10-DIF-TYPE1-CRC"
 	assert_output --partial "bad blocks 1, I/O errors 0"
+	# Sizes are data bytes, as the progress line says; the PI read is apart.
+	assert_output --regexp "checked 1024 of 1024 blocks \(512K, and 8K of PI\) in "
 	refute_output --partial "ETA"
 	run ictl scrub --no-state --progress=always --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_output --partial "ETA"
+	assert_output --regexp "100\.0%  512K / 512K "
 	# Into a file: whole lines, never joined with carriage returns.
 	ictl scrub --no-state --progress=always --format T10-DIF-TYPE1-CRC --pi-file pi data 2>progress.log || true
 	grep -q 'ETA' progress.log

@@ -56,8 +56,17 @@ echo "NAMES a=$a b=$b c=$c d=$d e=$e f=$f g=$g h=$h lin=$lin str=$str cry=$cry i
 row() { integrityctl status --list -r -n -o "$2" "$1"; }
 expect_eq "md0 TYPE" "$(row md0 TYPE)" "$(cat /sys/block/md0/md/level)"
 expect_eq "md1 TYPE" "$(row md1 TYPE)" raid5
-expect_eq "md0 MEMBERS" "$(row md0 MEMBERS)" "$(ls /sys/block/md0/slaves | sort | tr '\n' , | sed 's/,$//')"
-expect_eq "md1 MEMBERS" "$(row md1 MEMBERS)" "$(ls /sys/block/md1/slaves | sort | tr '\n' , | sed 's/,$//')"
+# MEMBERS lists an array's members by their role in it (as mdadm --detail),
+# and the kernel's names of the namespaces change from boot to boot: the
+# set of names is compared here, the order below.
+sorted() { tr , '\n' | sort | tr '\n' , | sed 's/,$//'; }
+expect_eq "md0 MEMBERS" "$(row md0 MEMBERS | sorted)" "$(ls /sys/block/md0/slaves | sort | tr '\n' , | sed 's/,$//')"
+expect_eq "md1 MEMBERS" "$(row md1 MEMBERS | sorted)" "$(ls /sys/block/md1/slaves | sort | tr '\n' , | sed 's/,$//')"
+for m in md0 md1; do
+	roles=$(for s in /sys/block/$m/md/dev-*; do echo "$(cat $s/slot) ${s##*/dev-}"; done | sort -n | awk '{ print $2 }' |
+		tr '\n' , | sed 's/,$//')
+	expect_eq "$m MEMBERS in role order" "$(row $m MEMBERS)" "$roles"
+done
 expect_eq "$a HOLDERS" "$(row $a HOLDERS)" "$(ls /sys/block/$a/holders | tr '\n' , | sed 's/,$//')"
 expect_eq "md0 HOLDERS" "$(row md0 HOLDERS)" lin1
 eval "$(mdadm --detail --export /dev/md0 | grep '^MD_UUID=')"

@@ -304,8 +304,14 @@ EOF
 # re-slot): the fixed files still mount and assemble the right devices,
 # where the old ones mount the wrong file system and assemble the array
 # from one mirror.
+#
+# 6.12 scans the namespaces of a controller in parallel, so even the first
+# boot may name them out of NSID order: the test follows what each boot
+# named, and boots again while the kernel happened to keep a's old name on
+# a's namespace (nothing moved, nothing to show).
+
 # ns_order ID...: one controller with the namespaces a, b and c, numbered
-# (nsid, hence nvme0nN) in the order given.
+# (nsid) in the order given.
 ns_order() {
 	local id nsid=0
 	echo "-device nvme,id=c-ord,serial=vm-ord"
@@ -323,28 +329,32 @@ test_audit_reorder() {
 	sd_root_copy "$SD_ROOT"
 	sd_boot - $(ns_order a b c) <<'EOF'
 udevadm settle -t 60 >/dev/null 2>&1
-for n in 1 2 3; do
-	[ -b /dev/nvme0n$n ] || { vm_fail "no nvme0n$n"; exit; }
-	printf 'size=24M\nsize=24M\n' | integrityctl -q part create /dev/nvme0n$n --label gpt --script - --yes ||
-		vm_fail "part create nvme0n$n"
+# The kernel name of each namespace, by NSID: a is NSID 1.
+kname() { local d; for d in /sys/block/nvme0n*; do [ "$(cat "$d/nsid" 2>/dev/null)" = "$1" ] && basename "$d"; done; }
+KA=$(kname 1) KB=$(kname 2) KC=$(kname 3)
+[ -n "$KA" ] && [ -n "$KB" ] && [ -n "$KC" ] || { vm_fail "no namespaces 1-3: '$KA' '$KB' '$KC'"; exit; }
+echo "KNAMES $KA $KB $KC"
+for k in $KA $KB $KC; do
+	printf 'size=24M\nsize=24M\n' | integrityctl -q part create /dev/$k --label gpt --script - --yes ||
+		vm_fail "part create $k"
 done
 udevadm settle -t 60 >/dev/null 2>&1
-for n in 1 2 3; do
-	id=$(echo a b c | cut -d' ' -f$n)
-	mkfs.ext4 -q -F /dev/nvme0n${n}p1 || vm_fail "mkfs.ext4 nvme0n${n}p1"
-	mkdir -p /mnt/t && mount /dev/nvme0n${n}p1 /mnt/t && echo "$id" >/mnt/t/ID && umount /mnt/t
-	echo "PARTUUID $id $(blkid -s PARTUUID -o value /dev/nvme0n${n}p2)"
+for id in a b c; do
+	case $id in a) k=$KA ;; b) k=$KB ;; c) k=$KC ;; esac
+	mkfs.ext4 -q -F /dev/${k}p1 || vm_fail "mkfs.ext4 ${k}p1"
+	mkdir -p /mnt/t && mount /dev/${k}p1 /mnt/t && echo "$id" >/mnt/t/ID && umount /mnt/t
+	echo "PARTUUID $id $(blkid -s PARTUUID -o value /dev/${k}p2)"
 done
 expect_cmd "md0 from a and b" mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --metadata=1.2 \
-	--assume-clean /dev/nvme0n1p2 /dev/nvme0n2p2
+	--assume-clean /dev/${KA}p2 /dev/${KB}p2
 uuid=$(mdadm --detail --export /dev/md0 | sed -n 's/^MD_UUID=//p')
 mdadm --stop /dev/md0 >/dev/null
 # What an admin wrote when the disks were new.
 mkdir -p /mnt/data /etc/mdadm
-echo '/dev/nvme0n1p1 /mnt/data ext4 defaults,nofail 0 2' >>/etc/fstab
+echo "/dev/${KA}p1 /mnt/data ext4 defaults,nofail 0 2" >>/etc/fstab
 # udev's by-id name of the controller alone: every namespace claims it.
 echo '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_vm-ord-part1 /mnt/other ext4 noauto 0 0' >>/etc/fstab
-printf 'DEVICE /dev/nvme0n1p2 /dev/nvme0n2p2\nARRAY /dev/md0 metadata=1.2 UUID=%s\n' "$uuid" \
+printf 'DEVICE /dev/%sp2 /dev/%sp2\nARRAY /dev/md0 metadata=1.2 UUID=%s\n' "$KA" "$KB" "$uuid" \
 	>/etc/mdadm/mdadm.conf
 cp /etc/fstab /root/fstab.old
 cp /etc/mdadm/mdadm.conf /root/mdadm.conf.old
@@ -352,8 +362,8 @@ udevadm settle -t 60 >/dev/null 2>&1
 out=$(integrityctl audit 2>&1); st=$?
 echo "$out" | sed 's/^/#   /'
 expect_eq "audit: findings" "$st" 1
-expect_match "audit names the fstab line" "$out" '/etc/fstab:2: /dev/nvme0n1p1'
-expect_match "audit names mdadm's DEVICE line" "$out" '/etc/mdadm/mdadm.conf:1: /dev/nvme0n1p2'
+expect_match "audit names the fstab line" "$out" "/etc/fstab:2: /dev/${KA}p1"
+expect_match "audit names mdadm's DEVICE line" "$out" "/etc/mdadm/mdadm.conf:1: /dev/${KA}p2"
 expect_match "audit names the controller's by-id name" "$out" \
 	'/etc/fstab:3: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_vm-ord-part1 \(device\) is an NVMe by-id name'
 out=$(integrityctl audit --fix 2>&1)
@@ -372,25 +382,41 @@ expect_match "mdadm.conf: the partitions by PARTUUID" "$(sed -n 1p /etc/mdadm/md
 expect_cmd "findmnt --verify accepts the new fstab" findmnt --verify --tab-file /etc/fstab
 sync
 EOF
-	local partuuid_a partuuid_b partuuid_c
-	partuuid_a=$(sed -n 's/^PARTUUID a //p' <<<"$VM_OUTPUT")
-	partuuid_b=$(sed -n 's/^PARTUUID b //p' <<<"$VM_OUTPUT")
-	partuuid_c=$(sed -n 's/^PARTUUID c //p' <<<"$VM_OUTPUT")
-	[ -n "$partuuid_a" ] && [ -n "$partuuid_b" ] && [ -n "$partuuid_c" ] ||
-		{ echo "FAIL - no PARTUUIDs from the first boot"; return 1; }
-	# The second boot: c first, so nvme0n1 is c's.
-	VM_GUEST_ENV="PA=$partuuid_a PB=$partuuid_b PC=$partuuid_c
-export PA PB PC" sd_boot - $(ns_order c a b) <<'EOF'
+	local pa pb pc knames ka kb kc order n try
+	pa=$(sed -n 's/^PARTUUID a //p' <<<"$VM_OUTPUT")
+	pb=$(sed -n 's/^PARTUUID b //p' <<<"$VM_OUTPUT")
+	pc=$(sed -n 's/^PARTUUID c //p' <<<"$VM_OUTPUT")
+	knames=$(sed -n 's/^KNAMES //p' <<<"$VM_OUTPUT")
+	read -r ka kb kc <<<"$knames"
+	[ -n "$pa" ] && [ -n "$pb" ] && [ -n "$pc" ] && [ -n "$kc" ] ||
+		{ echo "FAIL - no names or PARTUUIDs from the first boot"; return 1; }
+	# The second boot moves every namespace: c takes the NSID whose
+	# namespace was named $ka, a the one named $kb, b the one named $kc.
+	# The kernel names them by NSID when it scans them in turn.
+	local -a slot
+	slot[${ka#nvme0n}]=c slot[${kb#nvme0n}]=a slot[${kc#nvme0n}]=b
+	order="${slot[1]} ${slot[2]} ${slot[3]}"
+	for try in 1 2 3 4 5; do
+		VM_GUEST_ENV="PA=$pa PB=$pb PC=$pc KA=$ka KB=$kb
+export PA PB PC KA KB" sd_boot - $(ns_order $order) <<'EOF'
 udevadm settle -t 60 >/dev/null 2>&1
-expect_eq "the order changed: nvme0n1p2 is c's" "$(blkid -s PARTUUID -o value /dev/nvme0n1p2)" "$PC"
+# Whose partition each of the first boot's kernel names is now.
+holds() {
+	case $(blkid -s PARTUUID -o value "/dev/${1}p2") in
+	"$PA") echo a ;; "$PB") echo b ;; "$PC") echo c ;; *) echo none ;;
+	esac
+}
+now_a=$(holds "$KA") now_b=$(holds "$KB")
+echo "# $KA is now $now_a's, $KB is now $now_b's"
 # The boot mounted the fixed fstab's line.
 sd_wait 60 mountpoint -q /mnt/data
 expect_eq "after the reboot /mnt/data is a's file system" "$(cat /mnt/data/ID 2>&1)" a
 # mdadm assembles from the fixed mdadm.conf as at boot (mdadm --assemble
 # --scan), and from the old one; udev's incremental assembly is kept out of
-# the way (it would start the array again whenever it is stopped).
-mkdir -p /etc/udev/rules.d
-: >/etc/udev/rules.d/64-md-raid-assembly.rules
+# the way for this boot (it would start the array again whenever it is
+# stopped).
+mkdir -p /run/udev/rules.d
+: >/run/udev/rules.d/64-md-raid-assembly.rules
 udevadm control --reload
 mdadm --stop --scan >/dev/null 2>&1
 udevadm settle -t 60 >/dev/null 2>&1
@@ -400,15 +426,31 @@ members=$(for m in /sys/block/md0/md/dev-*/block; do blkid -s PARTUUID -o value 
 expect_eq "fixed mdadm.conf: the members are a's and b's" "$members" "$(printf '%s\n' "$PA" "$PB" | sort | tr '\n' ' ')"
 mdadm --stop /dev/md0 >/dev/null 2>&1
 udevadm settle -t 60 >/dev/null 2>&1
-# The same boot with the old files: the wrong file system, one mirror.
+if [ "$now_a" = a ]; then
+	echo "SAME-NAMES"
+	exit
+fi
+echo "NAMES-MOVED"
+# The same boot with the old files: the wrong file system, and md0 from
+# one mirror unless the old names only swapped a and b.
 umount /mnt/data
 mount -T /root/fstab.old /mnt/data
-expect_eq "old fstab: /mnt/data is c's file system" "$(cat /mnt/data/ID 2>&1)" c
+expect_eq "old fstab: /mnt/data is $now_a's file system, not a's" "$(cat /mnt/data/ID 2>&1)" "$now_a"
 umount /mnt/data
 mdadm --assemble --scan --config=/root/mdadm.conf.old >/dev/null 2>&1
-expect_match "old mdadm.conf: never both mirrors" "$(cat /sys/block/md0/md/degraded 2>/dev/null || echo absent)" '^(1|absent)$'
+if [ "$now_a" = b ] && [ "$now_b" = a ]; then
+	expect_eq "old mdadm.conf: a and b swapped names, both mirrors" "$(cat /sys/block/md0/md/degraded 2>&1)" 0
+else
+	expect_match "old mdadm.conf: never both mirrors" "$(cat /sys/block/md0/md/degraded 2>/dev/null || echo absent)" '^(1|absent)$'
+fi
 mdadm --stop --scan >/dev/null 2>&1
 EOF
+		[ "$VM_STATUS" = 0 ] || return 1
+		grep -qx NAMES-MOVED <<<"$VM_OUTPUT" && return 0
+		echo "# boot $((try + 1)): the kernel gave $ka to a's namespace again; booting again"
+	done
+	echo "FAIL - in five boots the kernel never gave $ka to another namespace"
+	return 1
 }
 
 # The monitor as the man page sets it up for a hook: --start-unit in a

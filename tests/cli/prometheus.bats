@@ -3,8 +3,8 @@
 # The Prometheus side: the alert rules and their promtool unit tests, the
 # metrics linted by promtool, and a real Prometheus and node exporter on
 # loopback reading the textfile directory a scrub writes (root: a loop
-# device).  Needs prometheus and prometheus-node-exporter
-# (tools/install-deps test).
+# device).  Needs prometheus, prometheus-node-exporter
+# and inotify-tools (tools/install-deps test).
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -28,13 +28,16 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Until CMD... succeeds, polled, at most 240 s (the bound is for a server
-# that never gets there, not a timing).
+# Until CMD... succeeds: tried again whenever the servers write something
+# (Prometheus appends to its write-ahead log at each scrape and rule
+# evaluation, and logs when it is ready), at most 240 s.  The bound is for
+# a server that never gets there; the wake-up without an event is only so
+# that bound is kept when a server has died.
 poll() {
 	local deadline=$((SECONDS + 240))
 	until "$@"; do
 		[ "$SECONDS" -lt "$deadline" ] || { echo "gave up waiting for: $*" >&2; return 1; }
-		sleep 0.2
+		inotifywait -qq -r -t 10 -e modify,create,moved_to "$SERVERS" 3>&- || true
 	done
 }
 
@@ -70,7 +73,8 @@ ready() {
 # scraped and evaluated each second.
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
-	command -v prometheus >/dev/null && command -v prometheus-node-exporter >/dev/null || return 0
+	command -v prometheus >/dev/null && command -v prometheus-node-exporter >/dev/null &&
+		command -v inotifywait >/dev/null || return 0
 	export SERVERS=$BATS_FILE_TMPDIR/servers TEXTFILE=$BATS_FILE_TMPDIR/servers/textfile
 	mkdir -p "$TEXTFILE" "$SERVERS/data"
 	export PROM_PORT NODE_PORT
@@ -101,14 +105,15 @@ teardown_file() {
 		[ -e "$f" ] || continue
 		pid=$(cat "$f")
 		kill "$pid" 2>/dev/null || true
-		# Gone before the temporary directory is: bounded, as poll is.
-		poll eval '! kill -0 "$pid" 2>/dev/null' || kill -9 "$pid" 2>/dev/null || true
+		# Gone before the temporary directory is: waited for as an exit,
+		# bounded as poll is.
+		timeout 240 tail --pid="$pid" -f /dev/null 3>&- || kill -9 "$pid" 2>/dev/null || true
 	done
 }
 
 need_servers() {
 	require_root
-	[ -n "${PROM_PORT:-}" ] || skip "prometheus and prometheus-node-exporter are not installed (tools/install-deps test)"
+	[ -n "${PROM_PORT:-}" ] || skip "prometheus, prometheus-node-exporter or inotify-tools is not installed (tools/install-deps test)"
 	poll ready || { cat "$SERVERS/prometheus.log" >&2; return 1; }
 }
 

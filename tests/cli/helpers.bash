@@ -37,3 +37,23 @@ gpt_loop() {
 	loopdev=$(losetup --show -f disk.img) || skip "no loop devices"
 	partx -a "$loopdev"
 }
+
+# wait_for DIR CMD...: until CMD succeeds, checked again whenever something
+# under DIR is written, created or renamed (inotify), at most 240 s.  The
+# bound is for what never comes; inotifywait's own time-out is only there
+# so that the bound is kept once nothing writes any more.
+wait_for() {
+	local dir=$1 deadline=$((SECONDS + 240))
+	shift
+	command -v inotifywait >/dev/null || fail "wait_for needs inotifywait (tools/install-deps test)"
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || { echo "gave up waiting for: $*" >&2; return 1; }
+		inotifywait -qq -r -t 5 -e modify,create,moved_to,close_write "$dir" 3>&- 2>/dev/null || true
+	done
+}
+
+# wait_exit PID [SECONDS]: until process PID (not a child of this shell) is
+# gone, at most SECONDS (240).
+wait_exit() {
+	timeout "${2:-240}" tail --pid="$1" -f /dev/null 3>&-
+}

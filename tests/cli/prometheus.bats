@@ -30,15 +30,9 @@ free_port() {
 
 # Until CMD... succeeds: tried again whenever the servers write something
 # (Prometheus appends to its write-ahead log at each scrape and rule
-# evaluation, and logs when it is ready), at most 240 s.  The bound is for
-# a server that never gets there; the wake-up without an event is only so
-# that bound is kept when a server has died.
+# evaluation, and logs when it is ready).
 poll() {
-	local deadline=$((SECONDS + 240))
-	until "$@"; do
-		[ "$SECONDS" -lt "$deadline" ] || { echo "gave up waiting for: $*" >&2; return 1; }
-		inotifywait -qq -r -t 10 -e modify,create,moved_to "$SERVERS" 3>&- || true
-	done
+	wait_for "$SERVERS" "$@"
 }
 
 # An instant query; prints the result array (JSON).
@@ -107,7 +101,7 @@ teardown_file() {
 		kill "$pid" 2>/dev/null || true
 		# Gone before the temporary directory is: waited for as an exit,
 		# bounded as poll is.
-		timeout 240 tail --pid="$pid" -f /dev/null 3>&- || kill -9 "$pid" 2>/dev/null || true
+		wait_exit "$pid" || kill -9 "$pid" 2>/dev/null || true
 	done
 }
 

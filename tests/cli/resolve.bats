@@ -363,15 +363,11 @@ udev_start() {
 }
 
 udev_stop() {
-	local i pid
+	local pid
 	udev_running || return 0
 	pid=$(udev_pid)
 	udevadm control --exit --timeout=30 2>/dev/null || true
-	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$pid" 2>/dev/null || true
+	wait_exit "$pid" 10 || kill "$pid" 2>/dev/null || true
 	rm -f "$BATS_FILE_TMPDIR/state/udevd.pid"
 }
 

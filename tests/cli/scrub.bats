@@ -18,19 +18,19 @@ teardown() {
 	[ -z "${bgpid:-}" ] || kill -9 "$bgpid" 2>/dev/null || true
 }
 
+# The checkpoint in the state directory is past block $1.
+checkpoint_past() {
+	local next
+	next=$(sed -n 's/^next=//p' "$state"/*.scrub 2>/dev/null || true)
+	[ -n "$next" ] && [ "$next" -gt "$1" ]
+}
+
 # Wait until the scrub running as PID has saved a checkpoint (every 2 s)
 # past block MIN: it runs, its signal handlers are set, blocks are checked.
-# The bound is for a scrub that hangs; the checkpoint ends the wait.
 wait_checkpoint() {
-	local pid=$1 min=$2 next
-	for _ in $(seq 3000); do
-		next=$(sed -n 's/^next=//p' "$state"/*.scrub 2>/dev/null || true)
-		[ -n "$next" ] && [ "$next" -gt "$min" ] && return 0
-		kill -0 "$pid" 2>/dev/null || { echo "the scrub ended before a checkpoint" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "no checkpoint past block $min" >&2
-	return 1
+	local pid=$1 min=$2
+	wait_for "$BATS_TEST_TMPDIR" eval "checkpoint_past $min || ! kill -0 $pid 2>/dev/null" || return 1
+	checkpoint_past "$min" || { echo "the scrub ended before a checkpoint past block $min" >&2; return 1; }
 }
 
 @test "DIF and DIX images, every profile: clean, then exactly the injected blocks" {
@@ -384,16 +384,6 @@ SRC
 	"${CC:-cc}" -shared -fPIC -o fault.so fault.c -ldl
 }
 
-# Wait (bounded) for a condition, without sleeping a fixed time.
-wait_until() {
-	local i
-	for i in $(seq 1 600); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # A stop that comes while --rate holds the next request back must not count
 # that request: after the resume, every bad block is in the report.
 stop_while_throttled() {
@@ -411,7 +401,7 @@ stop_while_throttled() {
 		>first.json 2>first.err &
 	bgpid=$!
 	# The first request is done (its progress is drawn): the next one waits.
-	wait_until grep -q '%' first.err
+	wait_for "$BATS_TEST_TMPDIR" grep -q '%' first.err
 	kill -TERM "$bgpid"
 	rc=0
 	wait "$bgpid" || rc=$?
@@ -571,7 +561,7 @@ lock_held_by() {
 	ictl -q pi generate data --pi-file pi
 	"$INTEGRITYCTL" scrub -q --state-dir "$state" --rate 256K --io-size 64K --format T10-DIF-TYPE1-CRC --pi-file pi data &
 	bgpid=$!
-	wait_until lock_held_by "$bgpid"
+	wait_for "$BATS_TEST_TMPDIR" lock_held_by "$bgpid"
 	run ictl scrub --state-dir "$state" --format T10-DIF-TYPE1-CRC --pi-file pi data
 	assert_failure 3
 	assert_output --partial "already being scrubbed by PID $bgpid"

@@ -555,13 +555,12 @@ static bool has_suffix(const char *name, const char *suffix)
 	return l > sl && strcmp(name + l - sl, suffix) == 0;
 }
 
-/* The files of a directory under the root that end in one of suffixes,
- * in name order: the kind of each from kind_of(). */
-static int add_dir(struct integrity_audit *a, const char *dir_path, const char *const *suffixes, size_t nsuffixes,
-		   enum audit_file_kind (*kind_of)(const char *name))
+/* The names in a directory under the root for which want(name, arg) holds,
+ * in name order, in *names (empty when the directory cannot be read). */
+static int dir_names(struct integrity_audit *a, const char *dir_path, bool (*want)(const char *name, const void *arg),
+		     const void *arg, struct strv *names)
 {
 	_cleanup_free_ char *dir = under_root(a, dir_path);
-	struct strv names = { 0 };
 	struct dirent *e;
 	int r = 0;
 
@@ -571,13 +570,37 @@ static int add_dir(struct integrity_audit *a, const char *dir_path, const char *
 	if (!d)
 		return 0;
 	while ((e = readdir(d)) && r == 0)
-		for (size_t k = 0; k < nsuffixes; k++)
-			if (has_suffix(e->d_name, suffixes[k])) {
-				r = strv_push(&names, e->d_name);
-				break;
-			}
-	if (r == 0 && names.n)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_names);
+		if (want(e->d_name, arg))
+			r = strv_push(names, e->d_name);
+	if (r == 0 && names->n)
+		qsort(names->v, names->n, sizeof(*names->v), cmp_names);
+	return r;
+}
+
+struct suffixes {
+	const char *const *v;
+	size_t n;
+};
+
+static bool has_one_suffix(const char *name, const void *arg)
+{
+	const struct suffixes *s = arg;
+
+	for (size_t k = 0; k < s->n; k++)
+		if (has_suffix(name, s->v[k]))
+			return true;
+	return false;
+}
+
+/* The files of a directory under the root that end in one of suffixes,
+ * in name order: the kind of each from kind_of(). */
+static int add_dir(struct integrity_audit *a, const char *dir_path, const char *const *suffixes, size_t nsuffixes,
+		   enum audit_file_kind (*kind_of)(const char *name))
+{
+	struct suffixes want = { suffixes, nsuffixes };
+	struct strv names = { 0 };
+	int r = dir_names(a, dir_path, has_one_suffix, &want, &names);
+
 	for (size_t i = 0; i < names.n && r == 0; i++) {
 		char *path = str_printf("%s/%s", dir_path, names.v[i]);
 		if (!path) {
@@ -610,25 +633,18 @@ static enum audit_file_kind cryptsetup_kind(const char *name _unused_)
  * /etc/systemd/system, and drop-ins for such instances
  * (systemd-cryptsetup@NAME.service.d/ *.conf): their ExecStart= names the
  * device. */
+static bool is_cryptsetup_unit(const char *name, const void *arg _unused_)
+{
+	return strncmp(name, "systemd-cryptsetup@", 19) == 0 &&
+	       (has_suffix(name, ".service") || has_suffix(name, ".service.d"));
+}
+
 static int add_cryptsetup_units(struct integrity_audit *a)
 {
 	static const char *const conf[] = { ".conf" };
-	_cleanup_free_ char *dir = under_root(a, "/etc/systemd/system");
 	struct strv names = { 0 };
-	struct dirent *e;
-	int r = 0;
+	int r = dir_names(a, "/etc/systemd/system", is_cryptsetup_unit, NULL, &names);
 
-	if (!dir)
-		return -ENOMEM;
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) && r == 0)
-		if (strncmp(e->d_name, "systemd-cryptsetup@", 19) == 0 &&
-		    (has_suffix(e->d_name, ".service") || has_suffix(e->d_name, ".service.d")))
-			r = strv_push(&names, e->d_name);
-	if (r == 0 && names.n)
-		qsort(names.v, names.n, sizeof(*names.v), cmp_names);
 	for (size_t i = 0; i < names.n && r == 0; i++) {
 		char *path = str_printf("/etc/systemd/system/%s", names.v[i]);
 		if (!path) {

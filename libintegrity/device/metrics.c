@@ -148,6 +148,16 @@ struct md_row {
 	double last_check;
 };
 
+/* The start of a series of metric NAME for DEVICE: NAME{device="DEVICE"
+ * (escaped), for the caller to go on with more labels or "} value". */
+static void series(FILE *f, const char *name, const char *device)
+{
+	fputs(name, f);
+	fputs("{device=\"", f);
+	integrity_metrics_escape(f, device);
+	fputc('"', f);
+}
+
 static void md_rows(FILE *f, const struct md_row *rows, size_t n)
 {
 	if (!n)
@@ -156,17 +166,15 @@ static void md_rows(FILE *f, const struct md_row *rows, size_t n)
 	      "between copies (md/mismatch_cnt); meaningful once a check has ended.\n"
 	      "# TYPE integrityctl_md_mismatch_sectors gauge\n", f);
 	for (size_t i = 0; i < n; i++) {
-		fputs("integrityctl_md_mismatch_sectors{device=\"", f);
-		integrity_metrics_escape(f, rows[i].label);
-		fprintf(f, "\"} %" PRId64 "\n", rows[i].info.mismatch_cnt);
+		series(f, "integrityctl_md_mismatch_sectors", rows[i].label);
+		fprintf(f, "} %" PRId64 "\n", rows[i].info.mismatch_cnt);
 	}
 	fputs("# HELP integrityctl_md_sync_action What md is doing now (md/sync_action): 1 for the "
 	      "current action.\n# TYPE integrityctl_md_sync_action gauge\n", f);
 	for (size_t i = 0; i < n; i++)
 		for (size_t a = 0; a < ARRAY_SIZE(md_actions); a++) {
-			fputs("integrityctl_md_sync_action{device=\"", f);
-			integrity_metrics_escape(f, rows[i].label);
-			fprintf(f, "\",action=\"%s\"} %d\n", md_actions[a],
+			series(f, "integrityctl_md_sync_action", rows[i].label);
+			fprintf(f, ",action=\"%s\"} %d\n", md_actions[a],
 				strcmp(rows[i].info.sync_action, md_actions[a]) == 0);
 		}
 	fputs("# HELP integrityctl_md_last_sync_action The last action md ended (md/last_sync_action): 1 "
@@ -174,9 +182,8 @@ static void md_rows(FILE *f, const struct md_row *rows, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].last_action[0])
 			continue;
-		fputs("integrityctl_md_last_sync_action{device=\"", f);
-		integrity_metrics_escape(f, rows[i].label);
-		fputs("\",action=\"", f);
+		series(f, "integrityctl_md_last_sync_action", rows[i].label);
+		fputs(",action=\"", f);
 		integrity_metrics_escape(f, rows[i].last_action);
 		fputs("\"} 1\n", f);
 	}
@@ -185,9 +192,8 @@ static void md_rows(FILE *f, const struct md_row *rows, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].last_check <= 0)
 			continue;
-		fputs("integrityctl_md_last_check_timestamp_seconds{device=\"", f);
-		integrity_metrics_escape(f, rows[i].label);
-		fprintf(f, "\"} %.0f\n", rows[i].last_check);
+		series(f, "integrityctl_md_last_check_timestamp_seconds", rows[i].label);
+		fprintf(f, "} %.0f\n", rows[i].last_check);
 	}
 }
 
@@ -205,9 +211,8 @@ static void prot_rows(FILE *f, const struct prot_row *rows, size_t n)
 	      "profile is registered), 0 when the disk can protect but does not.\n"
 	      "# TYPE integrityctl_protection_enabled gauge\n", f);
 	for (size_t i = 0; i < n; i++) {
-		fputs("integrityctl_protection_enabled{device=\"", f);
-		integrity_metrics_escape(f, rows[i].label);
-		fprintf(f, "\"} %d\n", rows[i].enabled);
+		series(f, "integrityctl_protection_enabled", rows[i].label);
+		fprintf(f, "} %d\n", rows[i].enabled);
 	}
 	static const char *const names[] = { "read_verify", "write_generate" };
 	static const char *const helps[] = { "the kernel verifies protection on reads", "the kernel generates "

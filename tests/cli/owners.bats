@@ -194,7 +194,10 @@ inode_lba() {
 	[ "$(jq '."block-size"' <<<"$output")" -eq 4096 ]
 }
 
-@test "a whole disk: the file system on the partition that holds the LBA" {
+# A disk with one GPT partition (part) holding a mounted 4 KiB-block ext4
+# with the file m/f: sets disk, part, and lba, the disk's LBA of the
+# file's byte 8192.
+disk_with_file() {
 	disk=$(new_loop 80M)
 	ictl -q part create "$disk" --label gpt --count 1 --size 64M --yes
 	part=${disk}p1
@@ -202,8 +205,11 @@ inode_lba() {
 	mount_at "$part" m
 	random_file m/f 65536 7
 	sync
-	start=$(cat "/sys/class/block/${part#/dev/}/start")
-	lba=$(( start + $(lba_of m/f 8192) ))
+	lba=$(( $(cat "/sys/class/block/${part#/dev/}/start") + $(lba_of m/f 8192) ))
+}
+
+@test "a whole disk: the file system on the partition that holds the LBA" {
+	disk_with_file
 	run --separate-stderr ictl -J resolve --lba "$disk" "$lba" 34
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/f" ]
@@ -258,14 +264,7 @@ inode_lba() {
 	assert_success
 	assert_line "damaged files: unknown (no file system found on $dev)"
 	# A file named, and a block outside every partition: a lower bound.
-	disk=$(new_loop 80M)
-	ictl -q part create "$disk" --label gpt --count 1 --size 64M --yes
-	part=${disk}p1
-	mkfs.ext4 -q -F -b 4096 "$part"
-	mount_at "$part" m
-	random_file m/f 65536 7
-	sync
-	lba=$(( $(cat "/sys/class/block/${part#/dev/}/start") + $(lba_of m/f 8192) ))
+	disk_with_file
 	run --separate-stderr ictl resolve --lba "$disk" "$lba" 34
 	assert_success
 	assert_line --regexp '^damaged files: at least 1 \(in no partition'

@@ -886,6 +886,18 @@ int cmd_monitor(int argc, const char **argv)
 		integrity_kmsg_free(k);
 		return fail(EXIT_FAIL, NULL, r, "monitor");
 	}
+	/* File systems' own reports of their errors, where the kernel has
+	 * them: following the live log only. */
+	struct integrity_fserror *fe = NULL;
+	if (follow && !o.kmsg) {
+		r = integrity_fserror_open(&fe);
+		if (r < 0 && gopt.verbose)
+			fprintf(stderr, "integrityctl: monitor: file system errors from the kernel log only: fanotify: %s\n",
+				safe_strerror(r));
+		else if (r == 0 && gopt.verbose)
+			fprintf(stderr, "integrityctl: monitor: watching %zu file systems for errors (fanotify)\n",
+				integrity_fserror_watched(fe));
+	}
 	if (follow)
 		notify("READY=1\nSTATUS=Following the kernel log");
 	for (;;) {
@@ -898,6 +910,17 @@ int cmd_monitor(int argc, const char **argv)
 		if (r < 0 && r != -EINTR) {
 			ret = fail(EXIT_FAIL, o.kmsg ? o.kmsg : "/dev/kmsg", r, "cannot read the kernel log");
 			break;
+		}
+		int q = 0;
+		while (fe && n < INTEGRITY_MONITOR_BATCH_MAX && !stop_signal && (q = integrity_fserror_next(fe, &ev)) == 1) {
+			integrity_monitor_add(mon, &ev);
+			n++;
+		}
+		if (q < 0 && q != -EINTR) {
+			warnx_obj("fanotify", "cannot read file system errors, going on with the kernel log: %s",
+				  safe_strerror(q));
+			integrity_fserror_free(fe);
+			fe = NULL;
 		}
 		if (n) {
 			char *logbuf = NULL;
@@ -936,8 +959,12 @@ int cmd_monitor(int argc, const char **argv)
 			break;
 		if (wd > 0)
 			notify("WATCHDOG=1");
-		struct pollfd pfd = { .fd = integrity_kmsg_fd(k), .events = POLLIN };
-		if (poll(&pfd, 1, wd) < 0 && errno != EINTR) {
+		struct pollfd pfd[3] = {
+			{ .fd = integrity_kmsg_fd(k), .events = POLLIN },
+			{ .fd = integrity_fserror_fd(fe), .events = POLLIN },
+			{ .fd = integrity_fserror_mounts_fd(fe), .events = POLLPRI },
+		};
+		if (poll(pfd, fe ? 3 : 1, wd) < 0 && errno != EINTR) {
 			ret = fail(EXIT_FAIL, "/dev/kmsg", errno, "cannot wait for the kernel log");
 			break;
 		}
@@ -945,6 +972,7 @@ int cmd_monitor(int argc, const char **argv)
 	if (follow)
 		notify("STOPPING=1");
 	integrity_monitor_free(mon);
+	integrity_fserror_free(fe);
 	integrity_kmsg_free(k);
 	/* Following, a stop by signal is how a service ends: not an error.
 	 * Read once, errors found are exit 1, as a scrub's are. */

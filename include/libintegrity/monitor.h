@@ -51,7 +51,7 @@ struct integrity_kernel_event {
 	uint64_t seq;			/* the record's sequence number */
 	uint64_t usec;			/* its time, microseconds since boot */
 	enum integrity_event_kind kind;
-	const char *source;		/* "block", "nvme", "t10-pi", "scsi", "md", "dm-integrity", "ext4", "xfs", "kernel" */
+	const char *source;		/* "block", "nvme", "t10-pi", "scsi", "md", "dm-integrity", "ext4", "xfs", "kernel", "fanotify" */
 	char device[64];		/* the kernel name logged; "" when none */
 	unsigned major, minor;		/* the record's DEVICE=b<MAJ>:<MIN>, when has_devt */
 	bool has_devt;
@@ -100,6 +100,35 @@ uint64_t integrity_kmsg_lost(const struct integrity_kmsg *kmsg);
 uint64_t integrity_kmsg_resumed_after(const struct integrity_kmsg *kmsg);
 /* Save the cursor after the last record read; 0 or -errno. */
 int integrity_kmsg_save(struct integrity_kmsg *kmsg);
+
+/* ------------------------------------------------------------------------
+ * File system errors through fanotify
+ * ------------------------------------------------------------------------ */
+
+struct integrity_fserror;
+
+/* Watch every file system mounted on a block device for the errors it
+ * reports to fsnotify (FAN_FS_ERROR, Linux 5.16: ext4, and the others
+ * that report them), and those mounted later: integrity_fserror_next()
+ * reads the mount table again when it has changed.  Every error is
+ * reported, even where the file system's lines in the kernel log are
+ * rate-limited.  Needs CAP_SYS_ADMIN (-EPERM); -EINVAL when the kernel
+ * has no FAN_FS_ERROR. */
+int integrity_fserror_open(struct integrity_fserror **fe);
+void integrity_fserror_free(struct integrity_fserror *fe);
+/* The descriptors to poll(2): errors waiting (POLLIN), and the mount
+ * table changed (POLLPRI). */
+int integrity_fserror_fd(const struct integrity_fserror *fe);
+int integrity_fserror_mounts_fd(const struct integrity_fserror *fe);
+/* How many file systems are watched now. */
+size_t integrity_fserror_watched(const struct integrity_fserror *fe);
+/* The next error: 1 and ev filled, 0 when there is none for now, -errno.
+ * An error is an INTEGRITY_EVENT_FS of source "fanotify" with the file
+ * system's device number and the inode it names (0: none); when the
+ * kernel merged more errors into it before it was read, the next call
+ * gives an INTEGRITY_EVENT_SUPPRESSED with their number. */
+int integrity_fserror_next_sized(struct integrity_fserror *fe, struct integrity_kernel_event *ev, size_t ev_size);
+#define integrity_fserror_next(fe, ev) integrity_fserror_next_sized((fe), (ev), sizeof(*(ev)))
 
 /* ------------------------------------------------------------------------
  * What an event is about

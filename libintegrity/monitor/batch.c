@@ -53,6 +53,15 @@ struct batch_key {
 	uint64_t last_start, last_end, last_usec;
 };
 
+/* A file system error shown: which device and inode, when, from which
+ * side, and where its event is when it is of the batch being made. */
+struct fs_recent {
+	char device[256];
+	uint64_t inode, usec, batch;
+	size_t index;
+	bool fanotify, matched;
+};
+
 struct integrity_monitor {
 	struct integrity_context *ctx;
 	struct integrity_monitor_params p;
@@ -75,6 +84,11 @@ struct integrity_monitor {
 
 	struct own_read own[OWN_READS];
 	size_t own_next;
+
+	/* The newest file system errors shown, for fs_twin(). */
+	struct fs_recent fs_recent[16];
+	size_t fs_next;
+	uint64_t batch_no;
 };
 
 INTEGRITY_EXPORT int integrity_monitor_new_sized(struct integrity_monitor **monp, struct integrity_context *ctx,
@@ -247,6 +261,39 @@ static bool same_failure(const struct event *a, const struct event *b)
 	uint64_t xs = x->disk_lba * x->block_size, xe = xs + x->count * x->block_size;
 	uint64_t ys = y->disk_lba * y->block_size, ye = ys + y->count * y->block_size;
 	return xs < ye && ys < xe;
+}
+
+/* The other side's report of the error e reports: a file system's line in
+ * the kernel log and fanotify's report of one error name the same device
+ * and inode within a second, in one batch or in two that follow.  The
+ * twin found is marked as matched and returned; else NULL, and e is kept
+ * for its twin to find. */
+static struct fs_recent *fs_twin(struct integrity_monitor *mon, const struct event *e)
+{
+	const struct integrity_kernel_event *y = &e->pub.record;
+	bool fan = !strcmp(y->source, "fanotify");
+	struct fs_recent *r;
+
+	if (y->kind != INTEGRITY_EVENT_FS || !e->info)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(mon->fs_recent); i++) {
+		r = &mon->fs_recent[i];
+		uint64_t d = r->usec > y->usec ? r->usec - y->usec : y->usec - r->usec;
+		if (!r->device[0] || r->matched || r->fanotify == fan || r->inode != y->inode ||
+		    d > SAME_FAILURE_USEC || strcmp(r->device, e->info->device) != 0)
+			continue;
+		r->matched = true;
+		return r;
+	}
+	r = &mon->fs_recent[mon->fs_next++ % ARRAY_SIZE(mon->fs_recent)];
+	snprintf(r->device, sizeof(r->device), "%s", e->info->device);
+	r->inode = y->inode;
+	r->usec = y->usec;
+	r->fanotify = fan;
+	r->matched = false;
+	r->batch = mon->batch_no;
+	r->index = mon->nevents;
+	return NULL;
 }
 
 static void count_event(struct integrity_monitor *mon, const char *device, enum integrity_event_kind kind)
@@ -498,6 +545,14 @@ static int make_events(struct integrity_monitor *mon, double boot)
 			integrity_event_info_free(e->info);
 			continue;
 		}
+		/* Shown already in an earlier batch: not again. */
+		struct fs_recent *twin = fs_twin(mon, e);
+		if (twin) {
+			if (twin->batch == mon->batch_no)
+				merge_into(&mon->events[twin->index].pub, ev);
+			integrity_event_info_free(e->info);
+			continue;
+		}
 		snprintf(key->label, sizeof(key->label), "%s", event_device(e));
 		if (e->info && e->info->block_size)
 			key->block_size = e->info->block_size;
@@ -528,6 +583,7 @@ INTEGRITY_EXPORT int integrity_monitor_flush(struct integrity_monitor *mon)
 		return -ENOMEM;
 	}
 	mon->history_tried = false;
+	mon->batch_no++;
 	failures = make_events(mon, boot_time());
 	integrity_history_free(mon->history);
 	mon->history = NULL;

@@ -5,7 +5,8 @@
 # the real ones) about a real ext4 on a loop device: the file they hit,
 # the scrub of the blocks around them, the cursor across restarts, the
 # journal-free outputs (text, JSON Lines, metrics, a hook); the real
-# /dev/kmsg, where a user's forged record is not an event; the service's
+# /dev/kmsg, where a user's forged record is not an event; ext4's errors
+# through fanotify on the live system; the service's
 # start and stop through sd_notify; bad input.
 
 bats_require_minimum_version 1.5.0
@@ -20,6 +21,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${mon:-}" ] || kill "$mon" 2>/dev/null || true
 	[ ! -d "$BATS_TEST_TMPDIR/m" ] || umount "$BATS_TEST_TMPDIR/m" 2>/dev/null || true
 	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
 }
@@ -335,6 +337,59 @@ SH
 	refute_output --partial "$mark"
 	# The record is there, read as the user's.
 	dmesg | grep -q "$mark"
+}
+
+# The number of JSON event lines in out/mon.out for inode $1 of $k.
+fs_events() {
+	jq -c --arg k "$k" --argjson i "$1" 'select(.kind == "fs" and .kname == $k and .inode == $i)' out/mon.out 2>/dev/null |
+		grep -c . || true
+}
+
+@test "monitor on the live log: file system errors through fanotify, each once, also where ext4's lines are rate-limited" {
+	command -v debugfs >/dev/null || skip "needs e2fsprogs"
+	make_fs
+	ino=$(stat -c %i m/victim)
+	umount m
+	# The inode's extent header broken: every open of the file is an error.
+	debugfs -w -R "sif <$ino> block[0] 0" "$loopdev" >/dev/null 2>&1
+	mount "$loopdev" m
+	# The cursor at the end of the log, then followed from there.
+	ictl monitor --once --state-dir state --no-rescrub --no-owners >/dev/null || true
+	# Its output apart: what waits for it watches that directory, not
+	# the file system whose files fail to open.
+	mkdir out
+	"$INTEGRITYCTL" -v -J monitor --state-dir state --no-rescrub >out/mon.out 2>out/mon.err 3>&- &
+	mon=$!
+	wait_for out eval 'grep -q "watching [0-9]* file systems for errors" out/mon.err || ! kill -0 $mon'
+	# FAN_FS_ERROR came with Linux 5.16.
+	if [ "$(printf '5.16\n%s\n' "$(uname -r)" | sort -V | head -n 1)" != 5.16 ]; then
+		skip "Linux $(uname -r) has no FAN_FS_ERROR"
+	fi
+	grep -q "watching [0-9]* file systems for errors (fanotify)" out/mon.err || { cat out/mon.err; false; }
+	mark="fanotify-test-$$-$RANDOM"
+	echo "<6>$mark" >/dev/kmsg
+	# ext4 logs none of its errors now: fanotify alone tells of them.
+	echo 0 >"/sys/fs/ext4/$k/err_ratelimit_burst"
+	for n in 1 2 3; do
+		! cat m/victim >/dev/null 2>&1
+		wait_for out eval "[ \$(fs_events $ino) -ge $n ]"
+	done
+	cut -c1-300 out/mon.out
+	[ "$(dmesg | sed -n "/$mark/,\$p" | grep -c "EXT4-fs error (device $k)")" -eq 0 ]
+	[ "$(fs_events "$ino")" -eq 3 ]
+	[ "$(jq -s --arg k "$k" 'map(select(.kind == "fs" and .kname == $k)) | all(.sources == ["fanotify"])' out/mon.out)" = true ]
+	grep -q 'ext4 error on [^"]*/m: Structure needs cleaning, inode '"$ino" out/mon.out
+	# ext4 logs them again: its line and fanotify's report, one event each.
+	echo 10 >"/sys/fs/ext4/$k/err_ratelimit_burst"
+	for n in 4 5; do
+		! cat m/victim >/dev/null 2>&1
+		wait_for out eval "[ \$(fs_events $ino) -ge $n ]"
+	done
+	[ "$(dmesg | sed -n "/$mark/,\$p" | grep -c "EXT4-fs error (device $k)")" -eq 2 ]
+	kill -TERM "$mon"
+	wait "$mon"
+	cut -c1-300 out/mon.out
+	[ "$(fs_events "$ino")" -eq 5 ]
 }
 
 @test "monitor as a service: READY=1 once following, a clean stop on SIGTERM" {

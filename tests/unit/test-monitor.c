@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/fanotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 
 #include "libintegrity.h"
 #include "sysfs-fixture.h"
+#include "monitor/fserror.h"
 
 static int parse(const char *rec, struct integrity_kernel_event *ev)
 {
@@ -394,6 +397,180 @@ static void one_failure_one_event(void **state)
 	policy_close(&t);
 }
 
+/* One FAN_FS_ERROR event as the kernel writes it: the error, then the
+ * file system's id and the inode's handle (handle_type, bytes). */
+static size_t fs_error_event(unsigned char *out, int32_t error, uint32_t count, int handle_type, const void *handle,
+			     uint32_t handle_bytes)
+{
+	struct fanotify_event_info_error e = {
+		.hdr = { FAN_EVENT_INFO_TYPE_ERROR, 0, sizeof(e) },
+		.error = error,
+		.error_count = count,
+	};
+	struct fanotify_event_info_fid fid = {
+		.hdr = { FAN_EVENT_INFO_TYPE_FID, 0, 0 },
+		.fsid = { { 0x1234, 0x5678 } },
+	};
+	struct file_handle fh = { .handle_bytes = handle_bytes, .handle_type = handle_type };
+	size_t fid_len = sizeof(fid) + sizeof(fh) + ((handle_bytes + 3) & ~3u);
+	struct fanotify_event_metadata m = {
+		.event_len = (uint32_t)(FAN_EVENT_METADATA_LEN + sizeof(e) + fid_len),
+		.vers = FANOTIFY_METADATA_VERSION,
+		.metadata_len = FAN_EVENT_METADATA_LEN,
+		.mask = FAN_FS_ERROR,
+		.fd = FAN_NOFD,
+	};
+	unsigned char *p = out;
+
+	fid.hdr.len = (uint16_t)fid_len;
+	memset(out, 0, m.event_len);
+	memcpy(p, &m, sizeof(m));
+	p += FAN_EVENT_METADATA_LEN;
+	memcpy(p, &e, sizeof(e));
+	p += sizeof(e);
+	memcpy(p, &fid, sizeof(fid));
+	memcpy(p + sizeof(fid), &fh, sizeof(fh));
+	memcpy(p + sizeof(fid) + sizeof(fh), handle, handle_bytes);
+	return m.event_len;
+}
+
+static void fanotify_events_parsed(void **state)
+{
+	unsigned char buf[1024];
+	struct fserror_record rec;
+	size_t len = 0, used;
+	uint32_t ino32[2] = { 12, 7 };
+	struct __attribute__((packed)) {
+		uint64_t ino;
+		uint32_t gen;
+	} ino64 = { 1ull << 33, 9 };
+	(void)state;
+
+	len += fs_error_event(buf + len, 117, 3, 1, ino32, sizeof(ino32));	/* ext4 */
+	len += fs_error_event(buf + len, 5, 1, 0x81, &ino64, sizeof(ino64));	/* XFS, 64-bit inodes */
+	len += fs_error_event(buf + len, 117, 0, 0xff, NULL, 0);		/* no inode */
+	struct fanotify_event_metadata ov = {
+		.event_len = FAN_EVENT_METADATA_LEN,
+		.vers = FANOTIFY_METADATA_VERSION,
+		.metadata_len = FAN_EVENT_METADATA_LEN,
+		.mask = FAN_Q_OVERFLOW,
+		.fd = FAN_NOFD,
+	};
+	memcpy(buf + len, &ov, sizeof(ov));
+	len += FAN_EVENT_METADATA_LEN;
+
+	size_t at = 0;
+	assert_int_equal(fserror_parse(buf + at, len - at, &rec, &used), 1);
+	assert_true(rec.is_error);
+	assert_true(rec.has_fsid);
+	assert_int_equal(rec.error, 117);
+	assert_int_equal(rec.error_count, 3);
+	assert_int_equal(rec.inode, 12);
+	at += used;
+	assert_int_equal(fserror_parse(buf + at, len - at, &rec, &used), 1);
+	assert_int_equal(rec.inode, 1ull << 33);
+	assert_int_equal(rec.error, 5);
+	assert_int_equal(rec.error_count, 1);
+	at += used;
+	assert_int_equal(fserror_parse(buf + at, len - at, &rec, &used), 1);
+	assert_true(rec.is_error);
+	assert_int_equal(rec.inode, 0);
+	assert_int_equal(rec.error_count, 1);	/* never 0 */
+	at += used;
+	assert_int_equal(fserror_parse(buf + at, len - at, &rec, &used), 1);
+	assert_true(rec.overflow);
+	assert_false(rec.is_error);
+	at += used;
+	assert_int_equal(at, len);
+	assert_int_equal(fserror_parse(buf + at, len - at, &rec, &used), 0);
+
+	/* Cut short: no whole event. */
+	size_t one = fs_error_event(buf, 117, 1, 1, ino32, sizeof(ino32));
+	assert_int_equal(fserror_parse(buf, one - 1, &rec, &used), 0);
+	assert_int_equal(used, 0);
+	/* An info record longer than its event, a handle longer than its
+	 * record, another version: refused. */
+	struct fanotify_event_info_header h;
+	memcpy(&h, buf + FAN_EVENT_METADATA_LEN, sizeof(h));
+	h.len = 200;
+	memcpy(buf + FAN_EVENT_METADATA_LEN, &h, sizeof(h));
+	assert_int_equal(fserror_parse(buf, one, &rec, &used), -EPROTO);
+	one = fs_error_event(buf, 117, 1, 1, ino32, sizeof(ino32));
+	struct file_handle fh;
+	size_t fh_at = FAN_EVENT_METADATA_LEN + sizeof(struct fanotify_event_info_error) +
+		       sizeof(struct fanotify_event_info_fid);
+	memcpy(&fh, buf + fh_at, sizeof(fh));
+	fh.handle_bytes = 4096;
+	memcpy(buf + fh_at, &fh, sizeof(fh));
+	assert_int_equal(fserror_parse(buf, one, &rec, &used), -EPROTO);
+	one = fs_error_event(buf, 117, 1, 1, ino32, sizeof(ino32));
+	buf[4] = FANOTIFY_METADATA_VERSION + 1;	/* vers */
+	assert_int_equal(fserror_parse(buf, one, &rec, &used), -EPROTO);
+}
+
+/* An fs error as fanotify reports it (integrity_fserror_next's). */
+static void feed_fanotify(struct integrity_monitor *mon, const char *device, uint64_t inode, uint64_t usec)
+{
+	struct integrity_kernel_event ev = {
+		.usec = usec,
+		.kind = INTEGRITY_EVENT_FS,
+		.source = "fanotify",
+		.inode = inode,
+	};
+
+	snprintf(ev.device, sizeof(ev.device), "%s", device);
+	assert_int_equal(integrity_monitor_add(mon, &ev), 0);
+}
+
+static void fs_error_from_both_sides_once(void **state)
+{
+	struct policy t;
+	const struct integrity_monitor_event *e;
+	(void)state;
+
+	policy_open(&t, false);
+	/* One error: ext4's line and fanotify's report, in one batch. */
+	feed(t.mon, "3,1,1000000,-;EXT4-fs error (device sdb): ext4_lookup:1855: inode #12: comm ls: bad extent");
+	feed_fanotify(t.mon, "sdb", 12, 1000300);
+	/* Another inode: its own event. */
+	feed_fanotify(t.mon, "sdb", 13, 1000400);
+	assert_int_equal(integrity_monitor_flush(t.mon), 3);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 2);
+	e = integrity_monitor_event(t.mon, 0);
+	assert_int_equal(e->record.inode, 12);
+	assert_int_equal(e->records, 2);
+	assert_int_equal(e->nsources, 2);
+	assert_string_equal(e->sources[0], "ext4");
+	assert_string_equal(e->sources[1], "fanotify");
+	assert_int_equal(integrity_monitor_event(t.mon, 1)->record.inode, 13);
+	assert_int_equal(counter(t.mon, "sdb", INTEGRITY_EVENT_FS), 2);
+
+	/* The log's line in this batch, fanotify's in the next: once. */
+	feed(t.mon, "3,2,5000000,-;EXT4-fs error (device sdb): ext4_lookup:1855: inode #12: comm ls: bad extent");
+	assert_int_equal(integrity_monitor_flush(t.mon), 1);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 1);
+	feed_fanotify(t.mon, "sdb", 12, 5000200);
+	integrity_monitor_flush(t.mon);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 0);
+	assert_int_equal(counter(t.mon, "sdb", INTEGRITY_EVENT_FS), 3);
+
+	/* Two errors the log tells of, one fanotify report: two events;
+	 * two reports from one side are never one error. */
+	feed(t.mon, "3,3,9000000,-;EXT4-fs error (device sdb): ext4_lookup:1855: inode #12: comm ls: bad extent");
+	feed(t.mon, "3,4,9000100,-;EXT4-fs error (device sdb): ext4_lookup:1855: inode #12: comm ls: bad extent");
+	feed_fanotify(t.mon, "sdb", 12, 9000200);
+	integrity_monitor_flush(t.mon);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 2);
+	assert_int_equal(counter(t.mon, "sdb", INTEGRITY_EVENT_FS), 5);
+	/* More than a second apart: two errors. */
+	feed_fanotify(t.mon, "sdb", 12, 20000000);
+	feed(t.mon, "3,5,22000000,-;EXT4-fs error (device sdb): ext4_lookup:1855: inode #12: comm ls: bad extent");
+	integrity_monitor_flush(t.mon);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 2);
+	assert_int_equal(counter(t.mon, "sdb", INTEGRITY_EVENT_FS), 7);
+	policy_close(&t);
+}
+
 static void storm_bounded_counts_exact(void **state)
 {
 	struct policy t;
@@ -504,6 +681,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cursor_across_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_failure_one_event, policy_setup, policy_teardown),
+		cmocka_unit_test(fanotify_events_parsed),
+		cmocka_unit_test_setup_teardown(fs_error_from_both_sides_once, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(storm_bounded_counts_exact, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(own_reads_are_no_errors, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(rescrub_reads_the_disk_below, policy_setup, policy_teardown),

@@ -435,6 +435,23 @@ static void prom_label(FILE *f, const char *s)
 			fputc(*s, f);
 }
 
+/* A counter's device as every metrics file labels it (the stable name,
+ * else a loop device's backing file, else /dev/NAME), so that the
+ * monitor's series join the scrub's and the inventory's; a device that
+ * is gone keeps the name its events go under. */
+static void metrics_device(FILE *f, const char *device)
+{
+	struct integrity_device *dev = NULL;
+	char label[4096];
+
+	if (device[0] != '/' && names_ctx && integrity_device_new(names_ctx, device, &dev) == 0 &&
+	    integrity_metrics_device_label(dev, label, sizeof(label)) == 0)
+		prom_label(f, label);
+	else
+		prom_label(f, device);
+	integrity_device_free(dev);
+}
+
 /* The metrics file: the monitor's counters and the kernel log's. */
 struct metrics {
 	const struct integrity_monitor *mon;
@@ -451,7 +468,7 @@ static void write_metrics(FILE *f, void *data)
 	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
 		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
 		fputs("integrityctl_bad_blocks_total{device=\"", f);
-		prom_label(f, c->device);
+		metrics_device(f, c->device);
 		fprintf(f, "\",source=\"kernel\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind),
 			c->count);
 	}
@@ -462,7 +479,7 @@ static void write_metrics(FILE *f, void *data)
 	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
 		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
 		fputs("integrityctl_kernel_errors_total{device=\"", f);
-		prom_label(f, c->device);
+		metrics_device(f, c->device);
 		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind), c->count);
 	}
 	fprintf(f,

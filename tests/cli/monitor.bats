@@ -234,8 +234,14 @@ records() {
 	run --separate-stderr ictl monitor --kmsg kmsg --no-state --no-rescrub --metrics-dir metrics \
 		--exec 'env | grep ^INTEGRITY_ | sort >>hook.env; echo >>hook.env'
 	assert_failure 1
-	grep -qx "integrityctl_kernel_errors_total{device=\"$k\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
-	grep -qx "integrityctl_bad_blocks_total{device=\"$k\",source=\"kernel\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
+	# The device as the scrub's and the inventory's metrics label it: the
+	# loop device's backing file, while udev gives it no stable name.
+	ictl status --metrics-dir metrics
+	label=$(sed -n "s/^integrityctl_device_info{device=\"\([^\"]*\)\",kname=\"$k\".*/\1/p" metrics/integrityctl_devices.prom)
+	[ -n "$label" ]
+	[ "$label" = "$PWD/disk" ] || [ "${label#/dev/disk/}" != "$label" ]
+	grep -qxF "integrityctl_kernel_errors_total{device=\"$label\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
+	grep -qxF "integrityctl_bad_blocks_total{device=\"$label\",source=\"kernel\",kind=\"guard\"} 2" metrics/integrityctl_monitor.prom
 	grep -q '^# HELP integrityctl_kernel_errors_total Deprecated, .* use integrityctl_bad_blocks_total{source="kernel"}' \
 		metrics/integrityctl_monitor.prom
 	if command -v promtool >/dev/null; then promtool check metrics <metrics/integrityctl_monitor.prom; fi
@@ -322,10 +328,13 @@ SH
 	j=$(jq -cs . <<<"$output")
 	[ "$(jq -c '[.[] | select(.kind == "guard") | .records] | unique' <<<"$j")" = '[2]' ]
 	[ "$(jq '[.[] | select(.kind == "guard")] | length' <<<"$j")" -eq 32 ]
-	# The stable name, or the kernel's while udev has none yet.
+	# The stable name, or the kernel's while udev has none yet; in the
+	# metrics, the loop device's backing file then.
 	dev=$(jq -r '.[0].device' <<<"$j")
 	[ "$(jq -c '.[] | select(.kind == "more") | [.device, .events]' <<<"$j")" = "[\"$dev\",8]" ]
-	grep -qxF "integrityctl_kernel_errors_total{device=\"$dev\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
+	label=$dev
+	[ "$dev" != "$k" ] || label=$PWD/disk
+	grep -qxF "integrityctl_kernel_errors_total{device=\"$label\",kind=\"guard\"} 40" metrics/integrityctl_monitor.prom
 }
 
 @test "monitor on /dev/kmsg: a record a user writes there is not the kernel's, and is no event" {

@@ -409,7 +409,7 @@ int cmd_format(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fprintf(stderr, "integrityctl: format: usage: format %s\n", usage_line);
+		fprintf(stderr, "integrityctl: format: usage: integrityctl format %s\n", usage_line);
 		return EXIT_USAGE;
 	}
 	const char *name = args[0];

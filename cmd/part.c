@@ -653,7 +653,7 @@ static int part_sync(int argc, const char **argv)
 	const char *dev;
 	int r;
 
-	if (!subcommand_start(&pc, "integrityctl part sync", argc, argv, table, "DEVICE [--dry-run]",
+	if (!subcommand_start(&pc, "integrityctl part sync", argc, argv, table, "DEVICE [--dry-run] [--force]",
 			      action_columns, ARRAY_SIZE(action_columns), 0, &dev, &r))
 		return r;
 	if ((r = open_disk(dev, !o.dry_run, &d)) != 0)
@@ -697,7 +697,7 @@ static void part_usage(FILE *out)
 	      "       integrityctl part create DEVICE (--count N --size S [--type T] [--name-prefix P]\n"
 	      "                                       | --script FILE) [--label gpt|dos] [--dry-run] [--yes]\n"
 	      "       integrityctl part delete DEVICE N[-M]... [--dry-run] [--yes]\n"
-	      "       integrityctl part sync DEVICE [--dry-run]\n\n"
+	      "       integrityctl part sync DEVICE [--dry-run] [--force]\n\n"
 	      "Many partitions per disk (up to the kernel's 255), each registered with the kernel\n"
 	      "on its own (BLKPG), never by a re-read: this works while other partitions of the\n"
 	      "disk are in use, and their numbers do not change.  DEVICE is a whole disk or an\n"

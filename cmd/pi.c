@@ -183,7 +183,7 @@ static int pi_generate(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || (!o.out == !pi_opts.pi_file)) {
-		fprintf(stderr, "integrityctl: pi generate: usage: %s\n", generate_usage);
+		fprintf(stderr, "integrityctl: pi generate: usage: integrityctl pi generate %s\n", generate_usage);
 		return EXIT_USAGE;
 	}
 	const char *path = args[0];
@@ -317,7 +317,7 @@ static int pi_verify(int argc, const char **argv)
 		return refuse_columns("pi verify", "the report has no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fputs("integrityctl: pi verify: usage: FILE [--pi-file PI]\n", stderr);
+		fputs("integrityctl: pi verify: usage: integrityctl pi verify FILE [--pi-file PI]\n", stderr);
 		return EXIT_USAGE;
 	}
 	r = open_protected(&job, args[0], O_RDONLY);
@@ -407,7 +407,7 @@ static int pi_inject(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || !o.block || !o.tag) {
-		fputs("integrityctl: pi inject: usage: --block N --tag guard|app|ref|data FILE "
+		fputs("integrityctl: pi inject: usage: integrityctl pi inject --block N --tag guard|app|ref|data FILE "
 		      "[--pi-file PI]\n", stderr);
 		return EXIT_USAGE;
 	}

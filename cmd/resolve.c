@@ -257,7 +257,7 @@ static int resolve_lbas(const char **args)
 	while (args[n + 1])
 		n++;
 	if (!n)
-		return fail(EXIT_USAGE, NULL, 0, "resolve --lba: usage: resolve --lba DEVICE LBA...");
+		return fail(EXIT_USAGE, NULL, 0, "resolve --lba: usage: integrityctl resolve --lba DEVICE LBA...");
 	if (o.block_size && (parse_size(o.block_size, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1))))
 		return fail(EXIT_USAGE, NULL, 0, "--block-size '%s': a power of two from 512 to 1M", o.block_size);
 	r = integrity_context_new(&ctx, gopt.sysfs_root);

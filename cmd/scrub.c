@@ -228,7 +228,7 @@ int cmd_scrub(int argc, const char **argv)
 		return ret;
 	}
 	if (!o.all && (!args || !args[0])) {
-		fputs("integrityctl: scrub: usage: scrub [OPTIONS] TARGET... | --all | --status [TARGET]\n",
+		fputs("integrityctl: scrub: usage: integrityctl scrub [OPTIONS] TARGET... | --all | --status [TARGET]\n",
 		      stderr);
 		poptFreeContext(pc);
 		return EXIT_USAGE;

@@ -70,7 +70,7 @@ int cmd_set(int argc, const char **argv)
 		return refuse_columns("set", "it prints no columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || !args[1]) {
-		fprintf(stderr, "integrityctl: set: usage: %s\n", usage);
+		fprintf(stderr, "integrityctl: set: usage: integrityctl set %s\n", usage);
 		return EXIT_USAGE;
 	}
 	for (size_t i = 1; args[i]; i++) {

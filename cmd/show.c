@@ -547,7 +547,7 @@ int cmd_show(int argc, const char **argv)
 		return refuse_columns("show", "it prints a report, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fputs("integrityctl: show: usage: show DEVICE\n", stderr);
+		fputs("integrityctl: show: usage: integrityctl show DEVICE\n", stderr);
 		return EXIT_USAGE;
 	}
 	if ((r = open_device(args[0], &ctx, &dev)) != 0)

@@ -150,3 +150,13 @@ EOF
 	assert_failure 3
 	[[ $stderr == *"(the state directory: give --state-dir DIR, or --no-state)"* ]] || fail "$stderr"
 }
+
+@test "a missing argument: exit 2 and a usage line that starts with integrityctl COMMAND" {
+	local c
+	for c in show set format scrub "pi generate" "pi verify" "pi inject" "part create" "part delete" "part sync" \
+		"part list"; do
+		run --separate-stderr ictl $c
+		[ "$status" -eq 2 ] || fail "$c: exit $status"
+		[[ $stderr == "integrityctl: $c: usage: integrityctl $c "* ]] || fail "$c: $stderr"
+	done
+}

@@ -23,7 +23,7 @@ teardown() {
 @test "bad values and missing arguments are usage errors (exit 2)" {
 	run ictl format
 	assert_failure 2
-	assert_output --partial "usage: format DEVICE --pi-type"
+	assert_output --partial "usage: integrityctl format DEVICE --pi-type"
 	run ictl format sda
 	assert_failure 2
 	assert_output --partial "--pi-type is required"

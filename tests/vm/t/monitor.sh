@@ -219,8 +219,13 @@ EOF2
 # layer's line about one read are one), integrityctl_kernel_messages_
 # suppressed_total the sum of the kernel's `N callbacks suppressed`, and
 # its output (the events shown and the `more` summaries) as many failures.
-# The kernel's own account is checked too: the block layer's lines and
-# its suppressed count are every read.  A device-mapper `error` or
+# The reads go on, 100,000 at a time, until the kernel has logged more
+# failures than the monitor shows of one device in a batch (32); a second
+# monitor then reads the whole log at once (--once: some 700 records, one
+# batch of at most 1,024), and sums up the rest in a `more` line, with the
+# same exact counts.  The kernel's own account
+# is checked too: the block layer's lines and its suppressed count are
+# every read.  A device-mapper `error` or
 # `flakey` target fails O_DIRECT reads without a word in the log (and
 # buffered ones with `Buffer I/O error on dev dm-N, logical block N`, a
 # line the monitor does not read): a storm the monitor can count comes
@@ -235,7 +240,9 @@ test_storm() {
 	VM_GUEST_ENV="export READS=$MON_STORM_READS FIRST=$MON_STORM_FIRST"
 	vm_boot "$VM_KERNEL" - <<'EOF'
 # Blocks before FIRST read well: the partition scan at probe logs nothing.
-vm_modprobe scsi_debug dev_size_mb=128 opts=2 delay=0 medium_error_start=$FIRST medium_error_count=$((262144 - FIRST)) ||
+# 1 GiB (its store: 16 MiB, repeated), all of it failing past FIRST.
+vm_modprobe scsi_debug dev_size_mb=16 virtual_gb=1 opts=2 delay=0 medium_error_start=$FIRST \
+	medium_error_count=$((2097152 - FIRST)) ||
 	{ vm_fail "scsi_debug"; exit; }
 d=$(vm_scsi_debug_disk) || { vm_fail "no scsi_debug disk"; exit; }
 ictl_json status integrityctl -J status /dev/$d
@@ -248,16 +255,20 @@ logged() { dmesg | grep -c "critical medium error, dev $d, sector "; }
 suppressed() {
 	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
 }
-t0=$(cut -d' ' -f1 /proc/uptime)
-dd if=/dev/$d of=/dev/null bs=512 skip=$FIRST count=$READS iflag=direct conv=noerror 2>/dev/null
-t1=$(cut -d' ' -f1 /proc/uptime)
-echo "# storm: $READS failing reads in $t0..$t1 s of uptime"
+n=0
+while [ $n -lt $READS ] || [ $(logged) -le 32 ]; do
+	[ $((FIRST + n + 2 * READS)) -le 2097152 ] || { vm_fail "the kernel logged too few failures"; break; }
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/dev/$d of=/dev/null bs=512 skip=$((FIRST + n)) count=$READS iflag=direct conv=noerror 2>/dev/null
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "# storm: $READS failing reads in $t0..$t1 s of uptime"
+	n=$((n + READS))
+done
 # The kernel tells the count of an interval's suppressed lines at the
 # first line after it: read further blocks, each failing, until it has
 # told of every read.
-n=$READS
 while [ $(($(logged) + $(suppressed blk_print_req_error))) -ne $n ]; do
-	[ $n -lt $((READS + 100000)) ] || { vm_fail "the kernel never told of every read"; break; }
+	[ $((FIRST + n)) -lt 2097152 ] || { vm_fail "the kernel never told of every read"; break; }
 	dd if=/dev/$d of=/dev/null bs=512 skip=$((FIRST + n)) count=1 iflag=direct 2>/dev/null &&
 		{ vm_fail "block $((FIRST + n)) read"; break; }
 	n=$((n + 1))
@@ -273,6 +284,10 @@ wait $mon
 echo "MONITOR-EXIT $?"
 echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
 echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+# The whole log at once.
+mkdir -p /tmp/metrics2
+ictl_json once integrityctl -J monitor --once --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics2
+echo "JSON-BEGIN prom2"; grep -v '^#' /tmp/metrics2/integrityctl_monitor.prom; echo "JSON-END prom2 0"
 sed 's/^/#   stderr: /' /tmp/mon.err
 dmesg | grep -E 'suppressed|critical medium' | tail -n 20 | sed 's/^/#   dmesg: /'
 EOF
@@ -306,6 +321,19 @@ EOF
 	expect_eq "storm: every event a medium error on the disk's stable name" \
 		"$(jq -c 'map(select(.kind != "more") | [.kind, .device]) | unique' <<<"$j")" "[[\"medium\",\"$stable\"]]"
 	expect_eq "storm: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
+	# The whole log in one run: more failures than are shown.
+	j=$(vm_json once | jq -cs .)
+	prom=$(vm_json prom2)
+	expect_eq "storm, at once: exit 1" "$(vm_json_status once)" 1
+	expect_eq "storm, at once: bad blocks counted, one per logged failure" \
+		"$(awk '/^integrityctl_bad_blocks_total\{/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
+	expect_eq "storm, at once: the kernel's suppressed lines counted" \
+		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
+	expect_eq "storm, at once: 32 events shown per batch, the rest in a summary on the stable name" \
+		"$(jq -c '[(map(select(.kind != "more")) | length), (map(select(.kind == "more") | .device) | unique)]' <<<"$j")" \
+		"[32,[\"$stable\"]]"
+	expect_eq "storm, at once: the events shown and the summaries, one per logged failure" \
+		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
 }
 
 # A SCSI disk from the kernel's LIO target (PI Type 1, 512-byte blocks,

@@ -208,3 +208,183 @@ EOF2
 	expect_eq "both: the scrub around each finds its bad block" \
 		"$(jq -c "[.[] | select(.\"disk-lba\" == $x or .\"disk-lba\" == $e) | .rescrub.\"bad-blocks\"] | sort" <<<"$j")" '[1,1]'
 }
+
+# A storm of failing reads: a scsi_debug disk whose blocks from 8192 on
+# fail with a medium error (sense 03/11/00), read 100,000 times with
+# O_DIRECT, each read another block.  The kernel rate-limits its lines
+# (10 every 5 s per printer, then `N callbacks suppressed`), so it logs
+# only a few of the failures; the monitor promises its counters are exact
+# for what the kernel logged: integrityctl_bad_blocks_total one per
+# failure the kernel's lines tell of (the SCSI sense and the block
+# layer's line about one read are one), integrityctl_kernel_messages_
+# suppressed_total the sum of the kernel's `N callbacks suppressed`, and
+# its output (the events shown and the `more` summaries) as many failures.
+# The reads go on, 100,000 at a time, until the kernel has logged more
+# failures than the monitor shows of one device in a batch (32); a second
+# monitor then reads the whole log at once (--once: some 700 records, one
+# batch of at most 1,024), and sums up the rest in a `more` line, with the
+# same exact counts.  The kernel's own account
+# is checked too: the block layer's lines and its suppressed count are
+# every read.  A device-mapper `error` or
+# `flakey` target fails O_DIRECT reads without a word in the log (and
+# buffered ones with `Buffer I/O error on dev dm-N, logical block N`, a
+# line the monitor does not read): a storm the monitor can count comes
+# from a driver below the block layer's line, as here.  The monitor's
+# peak memory (VmHWM) stays within its bound of 32 MiB.  No re-scrub:
+# its own reads of the failing blocks would make the kernel log more.
+MON_STORM_READS=100000
+MON_STORM_FIRST=8192
+
+test_storm() {
+	local VM_TIMEOUT=$((VM_TIMEOUT > 300 ? VM_TIMEOUT : 300))
+	VM_GUEST_ENV="export READS=$MON_STORM_READS FIRST=$MON_STORM_FIRST"
+	vm_boot "$VM_KERNEL" - <<'EOF'
+# Blocks before FIRST read well: the partition scan at probe logs nothing.
+# 1 GiB (its store: 16 MiB, repeated), all of it failing past FIRST.
+vm_modprobe scsi_debug dev_size_mb=16 virtual_gb=1 opts=2 delay=0 medium_error_start=$FIRST \
+	medium_error_count=$((2097152 - FIRST)) ||
+	{ vm_fail "scsi_debug"; exit; }
+d=$(vm_scsi_debug_disk) || { vm_fail "no scsi_debug disk"; exit; }
+ictl_json status integrityctl -J status /dev/$d
+mkdir -p /tmp/metrics
+integrityctl -J monitor --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics >/tmp/mon.json 2>/tmp/mon.err &
+mon=$!
+# What the kernel logged: the block layer's lines about the disk, the
+# block layer's suppressed count, every suppressed count.
+logged() { dmesg | grep -c "critical medium error, dev $d, sector "; }
+suppressed() {
+	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+n=0
+while [ $n -lt $READS ] || [ $(logged) -le 32 ]; do
+	[ $((FIRST + n + 2 * READS)) -le 2097152 ] || { vm_fail "the kernel logged too few failures"; break; }
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/dev/$d of=/dev/null bs=512 skip=$((FIRST + n)) count=$READS iflag=direct conv=noerror 2>/dev/null
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "# storm: $READS failing reads in $t0..$t1 s of uptime"
+	n=$((n + READS))
+done
+# The kernel tells the count of an interval's suppressed lines at the
+# first line after it: read further blocks, each failing, until it has
+# told of every read.
+while [ $(($(logged) + $(suppressed blk_print_req_error))) -ne $n ]; do
+	[ $((FIRST + n)) -lt 2097152 ] || { vm_fail "the kernel never told of every read"; break; }
+	dd if=/dev/$d of=/dev/null bs=512 skip=$((FIRST + n)) count=1 iflag=direct 2>/dev/null &&
+		{ vm_fail "block $((FIRST + n)) read"; break; }
+	n=$((n + 1))
+done
+L=$(logged) S=$(suppressed)
+echo "KERNEL reads=$n logged=$L blk-suppressed=$(suppressed blk_print_req_error) suppressed=$S"
+prom() { awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' /tmp/metrics/integrityctl_monitor.prom 2>/dev/null; }
+caught_up() { [ "$(prom 'integrityctl_bad_blocks_total{')" = "$L" ] && [ "$(prom integrityctl_kernel_messages_suppressed_total)" = "$S" ]; }
+vm_wait 120 caught_up || vm_fail "the monitor's counters never matched the kernel's lines"
+echo "HWM $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' /proc/$mon/status)"
+kill -TERM $mon
+wait $mon
+echo "MONITOR-EXIT $?"
+echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+# The whole log at once.
+mkdir -p /tmp/metrics2
+ictl_json once integrityctl -J monitor --once --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics2
+echo "JSON-BEGIN prom2"; grep -v '^#' /tmp/metrics2/integrityctl_monitor.prom; echo "JSON-END prom2 0"
+sed 's/^/#   stderr: /' /tmp/mon.err
+dmesg | grep -E 'suppressed|critical medium' | tail -n 20 | sed 's/^/#   dmesg: /'
+EOF
+	local k reads logged blksup sup j prom stable hwm
+	k=$(sed -n 's/^KERNEL //p' <<<"$VM_OUTPUT")
+	[ -n "$k" ] || { echo "FAIL - no kernel counts"; return 1; }
+	reads=$(sed 's/.*reads=\([0-9]*\).*/\1/' <<<"$k")
+	logged=$(sed 's/.*logged=\([0-9]*\).*/\1/' <<<"$k")
+	blksup=$(sed 's/.*blk-suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	sup=$(sed 's/.* suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	hwm=$(sed -n 's/^HWM //p' <<<"$VM_OUTPUT")
+	stable=$(vm_json status | jq -r '.blockdevices[0].stable')
+	j=$(vm_json mon | jq -cs .)
+	prom=$(vm_json prom)
+	echo "# storm on $VM_KERNEL: $reads failing reads; the kernel logged $logged, suppressed $blksup" \
+		"(block layer) and $sup (all printers); monitor VmHWM $hwm kB"
+	expect_eq "storm: at least $MON_STORM_READS failing reads" "$((reads >= MON_STORM_READS))" 1
+	expect_eq "storm: the kernel told of every read" "$((logged + blksup))" "$reads"
+	expect_eq "storm: the monitor stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
+	expect_eq "storm: one counter, the disk's stable name and medium" \
+		"$(grep '^integrityctl_bad_blocks_total{' <<<"$prom" | sed 's/} .*/}/')" \
+		"integrityctl_bad_blocks_total{device=\"$stable\",source=\"kernel\",kind=\"medium\"}"
+	expect_eq "storm: bad blocks counted, one per logged failure" \
+		"$(awk '/^integrityctl_bad_blocks_total\{/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
+	expect_eq "storm: the kernel's suppressed lines counted" \
+		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
+	expect_eq "storm: no record lost" \
+		"$(awk '$1 == "integrityctl_monitor_records_lost_total" { print $2 }' <<<"$prom")" 0
+	expect_eq "storm: the events shown and the summaries, one per logged failure" \
+		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+	expect_eq "storm: every event a medium error on the disk's stable name" \
+		"$(jq -c 'map(select(.kind != "more") | [.kind, .device]) | unique' <<<"$j")" "[[\"medium\",\"$stable\"]]"
+	expect_eq "storm: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
+	# The whole log in one run: more failures than are shown.
+	j=$(vm_json once | jq -cs .)
+	prom=$(vm_json prom2)
+	expect_eq "storm, at once: exit 1" "$(vm_json_status once)" 1
+	expect_eq "storm, at once: bad blocks counted, one per logged failure" \
+		"$(awk '/^integrityctl_bad_blocks_total\{/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
+	expect_eq "storm, at once: the kernel's suppressed lines counted" \
+		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
+	expect_eq "storm, at once: 32 events shown per batch, the rest in a summary on the stable name" \
+		"$(jq -c '[(map(select(.kind != "more")) | length), (map(select(.kind == "more") | .device) | unique)]' <<<"$j")" \
+		"[32,[\"$stable\"]]"
+	expect_eq "storm, at once: the events shown and the summaries, one per logged failure" \
+		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+}
+
+# A SCSI disk from the kernel's LIO target (PI Type 1, 512-byte blocks,
+# PI kept in a file): one block's guard inverted offline.  Its O_DIRECT
+# read fails with the target's sense (ABORTED COMMAND, ASC 0x10 "Logical
+# block guard check failed") and the block layer's protection error; the
+# monitor names the disk by its stable name (the target's NAA WWN, a
+# by-id link), the LBA and the kind from the sense, and its scrub around
+# the block finds that block.  Two boots.
+MON_LIO_SIZE=$((4 * 1024 * 1024)) MON_LIO_LBA=1234
+
+test_lio_guard() {
+	local VM_TIMEOUT=$((VM_TIMEOUT > 240 ? VM_TIMEOUT : 240))
+	local data pi
+	data=$(vm_img mon-lio $MON_LIO_SIZE)
+	pi=$(vm_img mon-lio-pi $((MON_LIO_SIZE / 512 * 8)))
+	VM_GUEST_ENV="export LIO_SIZE=$MON_LIO_SIZE"
+	vm_boot "$VM_KERNEL" - $(vm_virtio "$data" mon-lio) $(vm_virtio "$pi" mon-lio-pi) <<'EOF' || return
+d=$(vm_lio_disk mon /tmp/mon $LIO_SIZE 512 1) || { vm_fail "no LIO disk"; exit; }
+vm_fill_all $d
+expect_cmd "data kept" vm_file_to_disk /tmp/mon mon-lio
+expect_cmd "PI kept" vm_file_to_disk /tmp/mon.protection mon-lio-pi
+EOF
+	vm_lio_poke "$data" "$pi" 512 $MON_LIO_LBA -1
+	VM_GUEST_ENV="export LIO_SIZE=$MON_LIO_SIZE LBA=$MON_LIO_LBA"
+	vm_boot "$VM_KERNEL" - $(vm_virtio "$data" mon-lio) $(vm_virtio "$pi" mon-lio-pi) <<'EOF' || true
+vm_file_from_disk mon-lio /tmp/mon && vm_file_from_disk mon-lio-pi /tmp/mon.protection ||
+	{ vm_fail "backing files"; exit; }
+d=$(vm_lio_disk mon /tmp/mon $LIO_SIZE 512 1) || { vm_fail "no LIO disk"; exit; }
+ictl_json status integrityctl -J status /dev/$d
+integrityctl -J monitor --no-state --no-owners >/tmp/mon.json 2>/tmp/mon.err &
+mon=$!
+dd if=/dev/$d of=/dev/null bs=512 skip=$LBA count=1 iflag=direct 2>/dev/null && vm_fail "the read of the bad block succeeded"
+vm_wait 120 grep -q '"rescrub"' /tmp/mon.json || vm_fail "no event from the monitor"
+kill -TERM $mon
+wait $mon
+echo "MONITOR-EXIT $?"
+echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+sed 's/^/#   stderr: /' /tmp/mon.err
+dmesg | grep -E "\\[$d\\]|dev $d" | sed 's/^/#   dmesg: /'
+EOF
+	local j stable
+	stable=$(vm_json status | jq -r '.blockdevices[0].stable')
+	j=$(vm_json mon | jq -cs 'map(select(.kind != "more"))')
+	expect_eq "lio: stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
+	expect_eq "lio: the disk's stable name is its NAA WWN" "$(grep -c '^/dev/disk/by-id/wwn-0x6001405' <<<"$stable")" 1
+	expect_eq "lio: one event for the one bad read" "$(jq length <<<"$j")" 1
+	expect_eq "lio: by the disk's stable name" "$(jq -r '.[0].device' <<<"$j")" "$stable"
+	expect_eq "lio: guard, from the sense, on the block layer's line" \
+		"$(jq -c '.[0] | [.kind, (.sources | index("block") != null)]' <<<"$j")" '["guard",true]'
+	expect_eq "lio: the LBA" "$(jq -c '.[0] | [.lba, ."disk-lba"]' <<<"$j")" "[$MON_LIO_LBA,$MON_LIO_LBA]"
+	expect_eq "lio: the scrub around it finds the one bad block" \
+		"$(jq -c '.[0].rescrub | [.status, ."bad-blocks", ."bad-lbas"]' <<<"$j")" "[\"complete\",1,[$MON_LIO_LBA]]"
+}

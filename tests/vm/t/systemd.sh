@@ -453,6 +453,20 @@ EOF
 	return 1
 }
 
+# sd_valid_pi IMG: valid PI on every block of zeros of a QEMU NVMe image
+# (SD_NS: guard 0, application tag 0, the reference tag the LBA), so that
+# a data byte changed afterwards breaks the guard of that block alone.
+sd_valid_pi() {
+	python3 - "$1" <<'PY'
+import os, struct, sys
+img = sys.argv[1]
+n = os.path.getsize(img) // (512 + 8)
+with open(img, "r+b") as f:
+    f.seek(n * 512)
+    f.write(b"".join(struct.pack(">HHI", 0, 0, lba & 0xffffffff) for lba in range(n)))
+PY
+}
+
 # The monitor as the man page sets it up for a hook: --start-unit in a
 # drop-in of integrity-monitor.service.  A read of a block whose guard was
 # broken offline starts an integrity-event@ instance, which has the event
@@ -464,14 +478,7 @@ test_monitor_event() {
 	# Valid PI on every block of zeros (guard 0, application tag 0, the
 	# reference tag the LBA), then one data byte of LBA 20000 changed: far
 	# from what udev reads at boot.
-	python3 - "$img" <<'PY'
-import os, struct, sys
-img = sys.argv[1]
-n = os.path.getsize(img) // (512 + 8)
-with open(img, "r+b") as f:
-    f.seek(n * 512)
-    f.write(b"".join(struct.pack(">HHI", 0, 0, lba & 0xffffffff) for lba in range(n)))
-PY
+	sd_valid_pi "$img"
 	vm_nvme_poke "$img" 512 8 20000 7
 	sd_boot - $(vm_nvme "$img" $SD_NS) <<'EOF'
 d=$(vm_nvme_disk me) || { vm_fail "no namespace"; exit; }
@@ -499,4 +506,65 @@ expect_eq "the monitor is still running" "$(sd_prop "$mon" ActiveState)" active
 journalctl -q -u "$mon" -o cat --no-pager | grep -e start-unit -e 'LBA 20000' | sed 's/^/# monitor: /' | tail -n 20
 EOF
 	[ "$VM_STATUS" = 0 ]
+}
+
+# The monitor as packaged (integrity-monitor.service, its journal entries):
+# three blocks of a namespace with valid PI, each with a data byte changed
+# offline, read one after the other.  Each read's event reaches the journal
+# within a second: the journal's time of the monitor's entry
+# (__MONOTONIC_TIMESTAMP) against the kernel's time of its first line about
+# that read (_SOURCE_MONOTONIC_TIMESTAMP of the kernel record), both on the
+# boot's monotonic clock.  Shown too: the entry's wall time against the
+# wall time just before dd started (that adds dd's start and the read).
+# One entry per bad block, by the namespace's stable name.
+SD_LATENCY_LBAS="20000 24000 28000"
+
+test_monitor_latency() {
+	sd_only_612
+	local img lba VM_TIMEOUT="$(sd_timeout)"
+	img=$(vm_img ml 16M)
+	sd_valid_pi "$img"
+	for lba in $SD_LATENCY_LBAS; do vm_nvme_poke "$img" 512 8 "$lba" 7; done
+	VM_GUEST_ENV="LBAS='$SD_LATENCY_LBAS'
+export LBAS" sd_boot - $(vm_nvme "$img" $SD_NS ml) <<'EOF'
+d=$(vm_nvme_disk ml) || { vm_fail "no namespace"; exit; }
+mon=integrity-monitor.service
+# The monitor's MESSAGE_ID (integrityctl(8)).
+MID=5a1c1b7e0d8f4c52a8b4d0a3e5f21c10
+expect_cmd "systemctl start $mon" systemctl start "$mon"
+expect_eq "the monitor is ready" "$(sd_prop "$mon" ActiveState)" active
+for lba in $LBAS; do
+	echo "READ $lba $(date +%s%6N)"
+	dd if="/dev/$d" of=/dev/null bs=512 skip=$lba count=1 iflag=direct 2>/dev/null &&
+		vm_fail "LBA $lba read back although its data changed"
+	entry() { journalctl -q MESSAGE_ID=$MID INTEGRITY_LBA=$lba -o cat --no-pager | grep -q .; }
+	sd_wait 120 entry || vm_fail "no journal entry for LBA $lba"
+done
+sd_journal_json entries MESSAGE_ID=$MID
+sd_journal_json kernel -k
+journalctl -q -u "$mon" -o cat --no-pager | tail -n 20 | sed 's/^/# monitor: /'
+EOF
+	local j k read e src real mono
+	j=$(vm_json entries)
+	k=$(vm_json kernel)
+	for lba in $SD_LATENCY_LBAS; do
+		read=$(sed -n "s/^READ $lba //p" <<<"$VM_OUTPUT")
+		e=$(jq -cs "map(select(.INTEGRITY_LBA == \"$lba\"))" <<<"$j")
+		expect_eq "LBA $lba: one journal entry" "$(jq length <<<"$e")" 1
+		expect_eq "LBA $lba: by the namespace's stable name" \
+			"$(jq -r '.[0].INTEGRITY_DEVICE | test("^/dev/disk/by-id/nvme-")' <<<"$e")" true
+		# The kernel's first line about the read: the NVMe driver's or the
+		# block layer's (the monitor's scrub around it makes more later).
+		src=$(jq -rs "map(select(.MESSAGE | test(\"@ LBA $lba, |, sector $lba \")) | ._SOURCE_MONOTONIC_TIMESTAMP | tonumber) | min" <<<"$k")
+		mono=$(jq -r '.[0].__MONOTONIC_TIMESTAMP' <<<"$e")
+		real=$(jq -r '.[0].__REALTIME_TIMESTAMP' <<<"$e")
+		if ! [[ "$src $mono $real $read" =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+			echo "FAIL - LBA $lba: no times (kernel '$src', entry '$mono' '$real', read '$read')"
+			return 1
+		fi
+		echo "# LBA $lba: journal entry $((mono - src)) us after the kernel's line, $((real - read)) us after the read began"
+		expect_eq "LBA $lba: the entry within a second of the kernel's line" \
+			"$((mono >= src && mono - src < 1000000))" 1
+		expect_eq "LBA $lba: the entry after the read began" "$((real >= read))" 1
+	done
 }

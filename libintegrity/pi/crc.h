@@ -52,8 +52,8 @@ extern const struct crc_impl crc_impl_generic;
 const struct crc_impl *crc_impl_pclmul(void);
 const struct crc_impl *crc_impl_vpclmul(void);
 
-/* The implementation in use: the fastest available, or the generic one
- * when INTEGRITY_FORCE_GENERIC=1 is set in the environment. */
+/* The implementation in use: the fastest available, or no faster than the
+ * one INTEGRITY_CRC_IMPL names (INTEGRITY_FORCE_GENERIC=1: the generic one). */
 const struct crc_impl *crc_impl_select(void);
 
 /* Internet checksum (RFC 1071) as the kernel's T10-DIF-TYPE*-IP profiles

@@ -50,6 +50,10 @@ extern const struct crc_impl crc_impl_generic;
 
 /* Carry-less multiply folding; NULL when the CPU (or the build) lacks it. */
 const struct crc_impl *crc_impl_pclmul(void);
+/* The PCLMULQDQ code in legacy SSE encoding, which crc_impl_pclmul() gives
+ * where the CPU lacks AVX2 (where it has AVX2: the same code VEX-encoded),
+ * for the tests to compare on any CPU. */
+const struct crc_impl *crc_impl_pclmul_sse(void);
 const struct crc_impl *crc_impl_vpclmul(void);
 
 /* The implementation in use: the fastest available, or no faster than the

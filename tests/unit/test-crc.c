@@ -72,7 +72,9 @@ static uint16_t ref_ip_checksum(const uint8_t *p, size_t len)
 
 /* ---------------------------------------------------------------- helpers */
 
-static const struct crc_impl *impls[3];
+/* The implementations the CPU has, slowest first; the PCLMULQDQ code in
+ * legacy SSE encoding too where the CPU would take its VEX form. */
+static const struct crc_impl *impls[4];
 static size_t nimpls;
 
 static uint8_t *random_bytes(size_t n, unsigned seed)
@@ -89,8 +91,11 @@ static uint8_t *random_bytes(size_t n, unsigned seed)
 static int group_setup(void **state)
 {
 	const struct crc_impl *v = crc_impl_vpclmul(), *p = crc_impl_pclmul();
+	const struct crc_impl *ps = crc_impl_pclmul_sse();
 
 	impls[nimpls++] = &crc_impl_generic;
+	if (ps && ps != p)
+		impls[nimpls++] = ps;
 	if (p)
 		impls[nimpls++] = p;
 	if (v)
@@ -349,6 +354,10 @@ static void test_implementation_choice(void **state)
 	assert_ptr_equal(crc_impl_select(), crc_impl_select());
 	if (!getenv("INTEGRITY_FORCE_GENERIC") && !getenv("INTEGRITY_CRC_IMPL"))
 		assert_string_equal(name, fastest);
+	/* Where the CPU has AVX2, the PCLMULQDQ code in its VEX form. */
+	if (crc_impl_pclmul())
+		assert_true((crc_impl_pclmul() != crc_impl_pclmul_sse()) ==
+			    !!__builtin_cpu_supports("avx2"));
 
 	/* The choice is made once per process: run this program again with the
 	 * override set and read the name it prints.  INTEGRITY_CRC_IMPL caps

@@ -285,12 +285,13 @@ INLINE TARGET_PCLMUL uint64_t crc_sse(uint64_t s, const uint8_t *p, size_t len,
 }
 
 /* The sums of four buffers of n (1..32) lanes each, at q[0..3], side by
- * side: each lane of the four times the same constant pair, loaded once. */
+ * side: each lane of the four times the same constant pair (one load of it,
+ * as the compiler merges them). */
 INLINE TARGET_PCLMUL void lanes_sse_x4(const struct clmul_consts *c, const uint8_t *const q[4],
 				       size_t n, __m128i first, bool reflected, __m128i t[4])
 {
 	const uint64_t (*k)[2] = c->lanes + LANE_TABLE - n;
-	__m128i a0, a1, a2, a3, kk = _mm_load_si128((const __m128i *)k[0]);
+	__m128i a0, a1, a2, a3;
 
 	a0 = lane_mul(_mm_xor_si128(lane_load(q[0], reflected), first), k[0]);
 	a1 = lane_mul(_mm_xor_si128(lane_load(q[1], reflected), first), k[0]);
@@ -298,16 +299,10 @@ INLINE TARGET_PCLMUL void lanes_sse_x4(const struct clmul_consts *c, const uint8
 	a3 = lane_mul(_mm_xor_si128(lane_load(q[3], reflected), first), k[0]);
 #pragma GCC unroll 4
 	for (size_t i = 1; i < n; i++) {
-		kk = _mm_load_si128((const __m128i *)k[i]);
-#define LANE_X4(a, j)								\
-		a = _mm_xor_si128(a, _mm_xor_si128(				\
-			_mm_clmulepi64_si128(lane_load(q[j] + 16 * i, reflected), kk, 0x00),	\
-			_mm_clmulepi64_si128(lane_load(q[j] + 16 * i, reflected), kk, 0x11)))
-		LANE_X4(a0, 0);
-		LANE_X4(a1, 1);
-		LANE_X4(a2, 2);
-		LANE_X4(a3, 3);
-#undef LANE_X4
+		a0 = _mm_xor_si128(a0, lane_mul(lane_load(q[0] + 16 * i, reflected), k[i]));
+		a1 = _mm_xor_si128(a1, lane_mul(lane_load(q[1] + 16 * i, reflected), k[i]));
+		a2 = _mm_xor_si128(a2, lane_mul(lane_load(q[2] + 16 * i, reflected), k[i]));
+		a3 = _mm_xor_si128(a3, lane_mul(lane_load(q[3] + 16 * i, reflected), k[i]));
 	}
 	t[0] = a0;
 	t[1] = a1;

@@ -39,7 +39,7 @@ uint16_t integrity_ip_checksum(const void *buf, size_t len);
 
 /* Name of the CRC implementation in use: "generic", "pclmul" or "vpclmul".
  * Chosen once, at first use; INTEGRITY_FORCE_GENERIC=1 in the environment
- * forces "generic". */
+ * forces "generic", INTEGRITY_CRC_IMPL=NAME caps the choice at NAME. */
 const char *integrity_crc_implementation(void);
 
 /* ------------------------------------------------------------------------

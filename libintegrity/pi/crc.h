@@ -50,10 +50,14 @@ extern const struct crc_impl crc_impl_generic;
 
 /* Carry-less multiply folding; NULL when the CPU (or the build) lacks it. */
 const struct crc_impl *crc_impl_pclmul(void);
+/* The PCLMULQDQ code in legacy SSE encoding, which crc_impl_pclmul() gives
+ * where the CPU lacks AVX2 (where it has AVX2: the same code VEX-encoded),
+ * for the tests to compare on any CPU. */
+const struct crc_impl *crc_impl_pclmul_sse(void);
 const struct crc_impl *crc_impl_vpclmul(void);
 
-/* The implementation in use: the fastest available, or the generic one
- * when INTEGRITY_FORCE_GENERIC=1 is set in the environment. */
+/* The implementation in use: the fastest available, or no faster than the
+ * one INTEGRITY_CRC_IMPL names (INTEGRITY_FORCE_GENERIC=1: the generic one). */
 const struct crc_impl *crc_impl_select(void);
 
 /* Internet checksum (RFC 1071) as the kernel's T10-DIF-TYPE*-IP profiles

@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,19 +16,22 @@
 static const struct crc_impl *crc_active;
 static pthread_once_t select_once = PTHREAD_ONCE_INIT;
 
-static bool force_generic(void)
-{
-	const char *v = getenv("INTEGRITY_FORCE_GENERIC");
-
-	return v && *v && strcmp(v, "0") != 0;
-}
-
+/*
+ * The fastest implementation the CPU has, capped by the environment:
+ * INTEGRITY_CRC_IMPL names the fastest one to use ("generic", "pclmul" or
+ * "vpclmul"; one the CPU lacks gives way to the next slower), and
+ * INTEGRITY_FORCE_GENERIC=1 is the same as INTEGRITY_CRC_IMPL=generic.
+ */
 static void select_impl(void)
 {
+	const char *v = getenv("INTEGRITY_FORCE_GENERIC"), *cap = getenv("INTEGRITY_CRC_IMPL");
 	const struct crc_impl *impl = NULL;
 
-	if (!force_generic()) {
-		impl = crc_impl_vpclmul();
+	if (v && *v && strcmp(v, "0") != 0)
+		cap = "generic";
+	if (!cap || strcmp(cap, "generic") != 0) {
+		if (!cap || strcmp(cap, "pclmul") != 0)
+			impl = crc_impl_vpclmul();
 		if (!impl)
 			impl = crc_impl_pclmul();
 	}

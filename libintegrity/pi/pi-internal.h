@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+struct crc_impl;
 struct integrity_pi_ctx;
 
 /* Whether generate and verify work on batches of blocks (the default: the
@@ -14,5 +15,10 @@ struct integrity_pi_ctx;
  * and written as words) or on one block at a time, tag by tag.  Both give
  * identical results. */
 void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on);
+
+/* The CRC implementation the context computes guards with, instead of the
+ * one crc_impl_select() chose (the batch setting kept), so that tests can
+ * compare every implementation the CPU has. */
+void pi_ctx_set_crc(struct integrity_pi_ctx *ctx, const struct crc_impl *crc);
 
 #endif

@@ -244,6 +244,12 @@ void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on)
 	}
 }
 
+void pi_ctx_set_crc(struct integrity_pi_ctx *ctx, const struct crc_impl *crc)
+{
+	ctx->crc = crc;
+	pi_ctx_set_batch(ctx, ctx->batched);
+}
+
 INTEGRITY_EXPORT void integrity_pi_ctx_free(struct integrity_pi_ctx *ctx)
 {
 	free(ctx);

@@ -228,6 +228,10 @@ PY
 	assert_output --regexp "^integrityctl [0-9.]+ \(libintegrity [0-9.]+, crc (generic|pclmul|vpclmul)\)$"
 	INTEGRITY_FORCE_GENERIC=1 run ictl --version
 	assert_output --partial "crc generic"
+	INTEGRITY_CRC_IMPL=generic run ictl --version
+	assert_output --partial "crc generic"
+	INTEGRITY_CRC_IMPL=pclmul run ictl --version
+	assert_output --regexp "crc (generic|pclmul)\)$"
 	run ictl --help
 	assert_success
 	assert_output --partial "pi "
@@ -249,4 +253,11 @@ PY
 	INTEGRITY_FORCE_GENERIC=1 ictl pi generate --format EXT-DIF-TYPE1-CRC64 data --pi-file pi.generic
 	cmp pi.fast pi.generic
 	INTEGRITY_FORCE_GENERIC=1 ictl pi verify --format EXT-DIF-TYPE1-CRC64 data --pi-file pi.fast
+	# The PCLMULQDQ path (where the CPU has it), whatever faster one it has.
+	for format in T10-DIF-TYPE1-CRC NVME-TYPE2-CRC32C NVME-TYPE3-CRC64; do
+		ictl pi generate --format $format data --pi-file pi.fast
+		INTEGRITY_CRC_IMPL=pclmul ictl pi generate --format $format data --pi-file pi.pclmul
+		cmp pi.fast pi.pclmul
+		INTEGRITY_CRC_IMPL=pclmul ictl pi verify --format $format data --pi-file pi.fast
+	done
 }

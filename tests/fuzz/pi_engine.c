@@ -6,7 +6,8 @@
  * cut of it into equal buffers; for any profile and layout, generated
  * tuples verify clean, an error injected into one block is found in that
  * block and nowhere else, and guards computed several blocks side by side
- * give the same tuples and the same errors as one block at a time.
+ * give the same tuples and the same errors as one block at a time, with
+ * every CRC implementation the CPU has.
  *
  * Input: 16 bytes of parameters, then the data (repeated to fill blocks).
  */
@@ -43,7 +44,8 @@ static void batches_agree(const struct crc_impl *c, const uint8_t *p, size_t str
 
 static void crcs_agree(const uint8_t *p, size_t n, size_t split)
 {
-	const struct crc_impl *impls[] = { &crc_impl_generic, crc_impl_pclmul(), crc_impl_vpclmul() };
+	const struct crc_impl *impls[] = { &crc_impl_generic, crc_impl_pclmul_sse(), crc_impl_pclmul(),
+					   crc_impl_vpclmul() };
 	const struct crc_impl *g = &crc_impl_generic;
 	uint16_t c16 = g->crc16_t10dif(0, p, n);
 	uint32_t c32 = g->crc32c(0, p, n);
@@ -81,16 +83,11 @@ static uint64_t get_le(const uint8_t *p, int n)
 	return v;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The PI engine with CRC implementation crc, for the parameters prm and
+ * the data body. */
+static void pi_agree(const uint8_t prm[16], const uint8_t *body, size_t nbody,
+		     const struct crc_impl *crc)
 {
-	uint8_t prm[16] = { 0 };
-	size_t np = size < sizeof(prm) ? size : sizeof(prm);
-
-	memcpy(prm, data, np);
-	const uint8_t *body = data + np;
-	size_t nbody = size - np;
-	crcs_agree(body, nbody, nbody ? prm[15] % (nbody + 1) : 0);
-
 	/* Parameters. */
 	size_t nprof = 0;
 	while (integrity_profile_at(nprof))
@@ -113,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r = integrity_pi_ctx_new(&ctx, &p);
 	if (!tuple) {
 		FUZZ_CHECK(r < 0);
-		return 0;
+		return;
 	}
 	FUZZ_CHECK(r == 0);
 	/* Up to two batches and a partial one. */
@@ -133,6 +130,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A context that computes one guard at a time, on a copy. */
 	struct integrity_pi_ctx *single;
 	FUZZ_CHECK(integrity_pi_ctx_new(&single, &p) == 0);
+	pi_ctx_set_crc(ctx, crc);
+	pi_ctx_set_crc(single, crc);
 	pi_ctx_set_batch(single, false);
 	uint8_t *buf1 = malloc(stride * nblocks), *md1 = md ? malloc(mds * nblocks) : NULL;
 	FUZZ_CHECK(buf1 && (!md || md1));
@@ -183,5 +182,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(md1);
 	integrity_pi_ctx_free(ctx);
 	integrity_pi_ctx_free(single);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t prm[16] = { 0 };
+	size_t np = size < sizeof(prm) ? size : sizeof(prm);
+	const struct crc_impl *impls[] = { &crc_impl_generic, crc_impl_pclmul_sse(), crc_impl_pclmul(),
+					   crc_impl_vpclmul() };
+
+	memcpy(prm, data, np);
+	const uint8_t *body = data + np;
+	size_t nbody = size - np;
+	crcs_agree(body, nbody, nbody ? prm[15] % (nbody + 1) : 0);
+	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++)
+		if (impls[i])
+			pi_agree(prm, body, nbody, impls[i]);
 	return 0;
 }

@@ -72,7 +72,9 @@ static uint16_t ref_ip_checksum(const uint8_t *p, size_t len)
 
 /* ---------------------------------------------------------------- helpers */
 
-static const struct crc_impl *impls[3];
+/* The implementations the CPU has, slowest first; the PCLMULQDQ code in
+ * legacy SSE encoding too where the CPU would take its VEX form. */
+static const struct crc_impl *impls[4];
 static size_t nimpls;
 
 static uint8_t *random_bytes(size_t n, unsigned seed)
@@ -89,8 +91,11 @@ static uint8_t *random_bytes(size_t n, unsigned seed)
 static int group_setup(void **state)
 {
 	const struct crc_impl *v = crc_impl_vpclmul(), *p = crc_impl_pclmul();
+	const struct crc_impl *ps = crc_impl_pclmul_sse();
 
 	impls[nimpls++] = &crc_impl_generic;
+	if (ps && ps != p)
+		impls[nimpls++] = ps;
 	if (p)
 		impls[nimpls++] = p;
 	if (v)
@@ -307,24 +312,14 @@ static void test_ip_checksum_reference(void **state)
 	free(data);
 }
 
-static void test_implementation_choice(void **state)
+/* The name of the implementation this program chooses when run again with
+ * the environment variable var set to value. */
+static void implementation_with(const char *var, const char *value, char *out, size_t size)
 {
-	const char *name = integrity_crc_implementation();
-	bool known = false;
-
-	for (size_t i = 0; i < nimpls; i++)
-		known |= strcmp(name, impls[i]->name) == 0;
-	assert_true(known);
-	assert_ptr_equal(crc_impl_select(), crc_impl_select());
-	if (!getenv("INTEGRITY_FORCE_GENERIC"))
-		assert_string_equal(name, impls[nimpls - 1]->name);
-
-	/* The choice is made once per process: run this program again with the
-	 * override set and read the name it prints. */
 	int fds[2];
-	char out[32] = "";
 	int status;
 
+	memset(out, 0, size);
 	assert_int_equal(pipe(fds), 0);
 	pid_t pid = fork();
 
@@ -332,17 +327,51 @@ static void test_implementation_choice(void **state)
 	if (pid == 0) {
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[0]);
-		setenv("INTEGRITY_FORCE_GENERIC", "1", 1);
+		unsetenv("INTEGRITY_FORCE_GENERIC");
+		unsetenv("INTEGRITY_CRC_IMPL");
+		setenv(var, value, 1);
 		execl("/proc/self/exe", "test-crc", "--print-implementation", (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
-	assert_true(read(fds[0], out, sizeof(out) - 1) > 0);
+	assert_true(read(fds[0], out, size - 1) > 0);
 	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_implementation_choice(void **state)
+{
+	const char *name = integrity_crc_implementation();
+	const char *fastest = impls[nimpls - 1]->name;
+	bool known = false;
+	char out[32];
+
+	for (size_t i = 0; i < nimpls; i++)
+		known |= strcmp(name, impls[i]->name) == 0;
+	assert_true(known);
+	assert_ptr_equal(crc_impl_select(), crc_impl_select());
+	if (!getenv("INTEGRITY_FORCE_GENERIC") && !getenv("INTEGRITY_CRC_IMPL"))
+		assert_string_equal(name, fastest);
+	/* Where the CPU has AVX2, the PCLMULQDQ code in its VEX form. */
+	if (crc_impl_pclmul())
+		assert_true((crc_impl_pclmul() != crc_impl_pclmul_sse()) ==
+			    !!__builtin_cpu_supports("avx2"));
+
+	/* The choice is made once per process: run this program again with the
+	 * override set and read the name it prints.  INTEGRITY_CRC_IMPL caps
+	 * the choice: one the CPU lacks gives way to the next slower. */
+	implementation_with("INTEGRITY_FORCE_GENERIC", "1", out, sizeof(out));
 	assert_string_equal(out, "generic\n");
+	implementation_with("INTEGRITY_CRC_IMPL", "generic", out, sizeof(out));
+	assert_string_equal(out, "generic\n");
+	implementation_with("INTEGRITY_CRC_IMPL", "pclmul", out, sizeof(out));
+	assert_string_equal(out, crc_impl_pclmul() ? "pclmul\n" : "generic\n");
+	implementation_with("INTEGRITY_CRC_IMPL", "vpclmul", out, sizeof(out));
+	assert_true(strncmp(out, fastest, strlen(fastest)) == 0 && out[strlen(fastest)] == '\n');
+	implementation_with("INTEGRITY_CRC_IMPL", "", out, sizeof(out));
+	assert_true(strncmp(out, fastest, strlen(fastest)) == 0 && out[strlen(fastest)] == '\n');
 }
 
 /* The batch functions give, for each of their buffers, what the one-buffer

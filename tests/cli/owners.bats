@@ -153,6 +153,20 @@ inode_lba() {
 	assert_line "  /sub/link.bin: file offset 4096 length 512 inode 12 (ext4 on $dev, not mounted)"
 }
 
+@test "ext4, mounted and not: the lookup only reads, it never flushes the device (fsync)" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	lba=$(lba_of m/victim.bin 0)
+	for state in mounted unmounted; do
+		[ $state = mounted ] || umount m
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=fsync,fdatasync,syncfs,sync,sync_file_range \
+			"$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq '[.lbas[0].files[].inode] | unique | length' <<<"$output")" -eq 1 ] || { echo "$output"; false; }
+		[ ! -s trace ] || { echo "$state:"; cat trace; false; }
+	done
+}
+
 @test "hostile file names: escaped on a terminal line, valid JSON, mounted and not" {
 	make_ext4
 	lba=$(lba_of "m/$hostile" 0)

@@ -727,62 +727,146 @@ static bool e2_touches_ws(const void *ctx, uint64_t blk, uint64_t len)
 	return e2_touches(t->e2, t->ws, blk, len);
 }
 
+/* The groups in the order their inode tables are read: those whose
+ * blocks hold wants first, then the nearer to one the sooner (ext4 puts a
+ * file's data near its inode, so the owners are most often found there).
+ * Groups with no inode in use are left out. */
+static int e2_group_order(ext2_filsys e2, const struct want_set *ws, dgrp_t **out, size_t *nout)
+{
+	dgrp_t ng = e2->group_desc_count;
+	_cleanup_free_ uint64_t *dist = calloc(ng + 1, sizeof(*dist));
+	dgrp_t *v = calloc(ng ? ng : 1, sizeof(*v));
+	uint64_t ipg = e2->super->s_inodes_per_group;
+	bool lazy = ext2fs_has_group_desc_csum(e2);
+	size_t n = 0;
+
+	if (!dist || !v) {
+		free(v);
+		return -ENOMEM;
+	}
+	/* dist[] first counts the wants that start and end in each group
+	 * (a difference array), then becomes the distance to the nearest. */
+	for (size_t k = 0; k < ws->n; k++) {
+		const struct want *w = &ws->v[k];
+		if (w->inode || w->end <= w->start)
+			continue;
+		dgrp_t a = ext2fs_group_of_blk2(e2, w->start / e2->blocksize);
+		dgrp_t b = ext2fs_group_of_blk2(e2, (w->end - 1) / e2->blocksize);
+		if (a >= ng)
+			continue;
+		dist[a]++;
+		dist[b < ng ? b + 1 : ng]--;
+	}
+	uint64_t inside = 0, far = UINT64_MAX / 2;
+	for (dgrp_t g = 0; g < ng; g++) {
+		inside += dist[g];
+		dist[g] = inside ? 0 : far;
+	}
+	for (dgrp_t g = 1; g < ng; g++)
+		if (dist[g - 1] + 1 < dist[g])
+			dist[g] = dist[g - 1] + 1;
+	for (dgrp_t g = ng; g-- > 1;)
+		if (dist[g] + 1 < dist[g - 1])
+			dist[g - 1] = dist[g] + 1;
+	for (dgrp_t g = 0; g < ng; g++)
+		if (!lazy || (!ext2fs_bg_flags_test(e2, g, EXT2_BG_INODE_UNINIT) && ext2fs_bg_itable_unused(e2, g) < ipg))
+			v[n++] = g;
+	/* Stable: by distance, then by number. */
+	for (size_t i = 1; i < n; i++) {
+		dgrp_t g = v[i];
+		size_t j = i;
+		for (; j > 0 && dist[v[j - 1]] > dist[g]; j--)
+			v[j] = v[j - 1];
+		v[j] = g;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 /* The inodes on a mounted ext2/3/4 whose data may be in the wants that
  * GETFSMAP left without an owner: read from the device, as icheck does,
  * to tell the walk which files to map instead of mapping them all.  The
- * kernel's FIEMAP of those files has the last word.  ws is indexed. */
-int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout,
-			   ext2_ino_t **dirs, size_t *ndirs)
+ * kernel's FIEMAP of those files has the last word: enough() is asked it
+ * after each group that gave candidates, and once it says every wanted
+ * byte is in their extents the other groups are not read (*dirs is then
+ * NULL: the directories were not all seen).  ws is indexed. */
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
+			   int (*enough)(void *ctx, const uint64_t *inos, size_t n), void *ctx, uint64_t **out,
+			   size_t *nout, ext2_ino_t **dirs, size_t *ndirs)
 {
 	struct e2_cands c = { .ws = ws };
 	ext2_ino_t *dv = NULL;
-	size_t nd = 0, capd = 0;
+	_cleanup_free_ dgrp_t *order = NULL;
+	size_t nd = 0, capd = 0, norder = 0;
 	ext2_inode_scan is;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
-	int r = 0;
+	uint64_t ipg = e2->super->s_inodes_per_group;
+	bool lazy = ext2fs_has_group_desc_csum(e2), done = false;
+	int r;
 
 	*out = NULL;
 	*nout = 0;
+	if ((r = e2_group_order(e2, ws, &order, &norder)) < 0)
+		return r;
 	/* Large reads of the inode tables; unused tails of groups skipped. */
 	if (ext2fs_open_inode_scan(e2, 256, &is))
 		return -EIO;
 	ext2fs_inode_scan_flags(is, EXT2_SF_DO_LAZY | EXT2_SF_SKIP_MISSING_ITABLE, 0);
-	for (;;) {
-		errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
-		if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+	for (size_t i = 0; i < norder && !done && r == 0; i++) {
+		dgrp_t g = order[i];
+		uint64_t unused = lazy ? ext2fs_bg_itable_unused(e2, g) : 0;
+		/* The last inode the scan reads in this group: it is not let
+		 * run on into the next one's table. */
+		uint64_t last = (uint64_t)g * ipg + ipg - (unused < ipg ? unused : 0);
+		size_t before = c.n;
+		if (ext2fs_inode_scan_goto_blockgroup(is, (int)g))
 			continue;
-		if (e) {
-			r = -EIO;
-			break;
-		}
-		if (!ino)
-			break;
-		if (!inode.i_links_count)
-			continue;
-		if (LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime) {
-			if (GREEDY_REALLOC(dv, capd, nd + 1) < 0) {
-				r = -ENOMEM;
+		for (;;) {
+			errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
+			if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+				continue;
+			if (e) {
+				r = -EIO;
 				break;
 			}
-			dv[nd++] = ino;
-		}
-		if (!ext2fs_inode_has_valid_blocks2(e2, &inode) || (inode.i_flags & EXT4_INLINE_DATA_FL))
-			continue;
-		int in = (inode.i_flags & EXT4_EXTENTS_FL)
-				 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws }) : -1;
-		if (in < 0) {
-			c.hit = false;
-			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
-					      &c);
-			in = c.hit;
-		}
-		if (in > 0) {
-			if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
-				r = -ENOMEM;
+			if (!ino || ino <= (uint64_t)g * ipg || ino > last)
 				break;
+			if (inode.i_links_count && LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime) {
+				if (GREEDY_REALLOC(dv, capd, nd + 1) < 0) {
+					r = -ENOMEM;
+					break;
+				}
+				dv[nd++] = ino;
 			}
-			c.v[c.n++] = ino;
+			if (inode.i_links_count && ext2fs_inode_has_valid_blocks2(e2, &inode) &&
+			    !(inode.i_flags & EXT4_INLINE_DATA_FL)) {
+				int in = (inode.i_flags & EXT4_EXTENTS_FL)
+						 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws })
+						 : -1;
+				if (in < 0) {
+					c.hit = false;
+					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL,
+							      e2_cand_block, &c);
+					in = c.hit;
+				}
+				if (in > 0) {
+					if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
+						r = -ENOMEM;
+						break;
+					}
+					c.v[c.n++] = ino;
+				}
+			}
+			if (ino == last)
+				break;
+		}
+		if (r == 0 && enough && c.n > before && i + 1 < norder) {
+			int e = enough(ctx, c.v + before, c.n - before);
+			if (e < 0)
+				r = e;
+			done = e > 0;
 		}
 	}
 	ext2fs_close_inode_scan(is);
@@ -790,6 +874,15 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 		free(c.v);
 		free(dv);
 		return r;
+	}
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof(*c.v), owners_u64_cmp);
+	if (done) {
+		free(dv);
+		dv = NULL;
+		nd = 0;
+	} else if (nd > 1) {
+		qsort(dv, nd, sizeof(*dv), ino_cmp);
 	}
 	*out = c.v;
 	*nout = c.n;

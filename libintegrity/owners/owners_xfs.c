@@ -427,13 +427,6 @@ static int find_extent(void *ctx, const struct xfs_extent *x)
 	return 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* An inode opened by its handle, as the kernel finds it. */
 static int open_handle(int rootfd, uint64_t ino, uint32_t gen, int flags)
 {
@@ -590,7 +583,7 @@ static int find_in_chunk(struct finder *f, int rootfd, struct xfs_bulkstat_req *
 		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
 		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
 			break;
-		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), u64_cmp)))
+		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), owners_u64_cmp)))
 			continue;
 		int r = find_in_inode(f, rootfd, b->bs_ino, b->bs_gen, b->bs_mode);
 		if (r < 0)
@@ -671,7 +664,7 @@ static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootf
 		return r;
 	}
 	if (p.nasked)
-		qsort(p.asked, p.nasked, sizeof(*p.asked), u64_cmp);
+		qsort(p.asked, p.nasked, sizeof(*p.asked), owners_u64_cmp);
 	*asked = p.asked;
 	*nasked = p.nasked;
 	return 0;

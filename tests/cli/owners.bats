@@ -167,6 +167,29 @@ inode_lba() {
 	done
 }
 
+@test "mounted ext4: blocks whose owners' inodes lie in other groups than the blocks are all named" {
+	# Groups of 4 MiB, each with its own inode table: the inode tables
+	# nearest the blocks are read first, and the scan must read on until
+	# every block's owner is found.
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 -g 1024 -N 2048 -O ^flex_bg "$dev"
+	mount_at "$dev" m
+	mkdir m/a m/b
+	random_file m/a/big $((10 * 1048576)) 6
+	random_file m/b/small 4096 7
+	sync
+	big=$(lba_of m/a/big 0)
+	small=$(lba_of m/b/small 0)
+	ipg=$(dumpe2fs -h "$dev" 2>/dev/null | awk -F: '/^Inodes per group/ { print $2 + 0 }')
+	# The big file's first block is groups away from its inode.
+	[ $(( ($(stat -c %i m/a/big) - 1) / ipg )) -ne $((big / 8 / 1024)) ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$small" "$big"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/b/small" ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = "$PWD/m/a/big" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[1].files[0].inode' <<<"$output")" -eq "$(stat -c %i m/a/big)" ]
+}
+
 @test "hostile file names: escaped on a terminal line, valid JSON, mounted and not" {
 	make_ext4
 	lba=$(lba_of "m/$hostile" 0)

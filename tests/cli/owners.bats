@@ -354,6 +354,34 @@ xfs_daddr() {
 	xfs_db -r -c "convert $2 $3 daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p'
 }
 
+@test "mounted XFS without rmap: scattered blocks of many files are each named, just written and at rest" {
+	make_xfs 0
+	local d i f lbas=() files=()
+	for d in 0 1 2 3 4 5; do
+		mkdir "m/d$d"
+		for i in $(seq 1 400); do
+			printf '%8192s' "$d.$i" >"m/d$d/f$i"
+		done
+	done
+	sync
+	for f in m/d0/f7 m/d0/f399 m/d1/f123 m/d2/f1 m/d2/f250 m/d3/f77 m/d4/f400 m/d5/f200 m/d5/f333; do
+		lbas+=("$(lba_of "$f" 4096)")
+		files+=("$PWD/$f")
+	done
+	# Just written (inode chunks maybe not yet written back in place),
+	# then at rest, after a freeze has written them.
+	for state in just-written at-rest; do
+		[ $state = just-written ] || { fsfreeze -f m && fsfreeze -u m; }
+		run --separate-stderr ictl -J resolve --lba "$dev" "${lbas[@]}"
+		assert_success
+		for i in "${!files[@]}"; do
+			[ "$(jq -r ".lbas[$i].files[0].path" <<<"$output")" = "${files[$i]}" ] ||
+				{ echo "$state: ${files[$i]}"; jq ".lbas[$i]" <<<"$output"; false; }
+			[ "$(jq ".lbas[$i].files[0].offset" <<<"$output")" -eq 4096 ]
+		done
+	done
+}
+
 @test "mounted XFS without rmap: a directory, AG headers, the log and inodes are named" {
 	make_xfs 0
 	mkdir m/big

@@ -727,6 +727,17 @@ static bool e2_touches_ws(const void *ctx, uint64_t blk, uint64_t len)
 	return e2_touches(t->e2, t->ws, blk, len);
 }
 
+/* Groups by their distance (ctx) to a want, then by number. */
+static int group_cmp(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *dist = ctx;
+	dgrp_t x = *(const dgrp_t *)a, y = *(const dgrp_t *)b;
+
+	if (dist[x] != dist[y])
+		return dist[x] < dist[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 /* The groups in the order their inode tables are read: those whose
  * blocks hold wants first, then the nearer to one the sooner (ext4 puts a
  * file's data near its inode, so the owners are most often found there).
@@ -771,14 +782,8 @@ static int e2_group_order(ext2_filsys e2, const struct want_set *ws, dgrp_t **ou
 	for (dgrp_t g = 0; g < ng; g++)
 		if (!lazy || (!ext2fs_bg_flags_test(e2, g, EXT2_BG_INODE_UNINIT) && ext2fs_bg_itable_unused(e2, g) < ipg))
 			v[n++] = g;
-	/* Stable: by distance, then by number. */
-	for (size_t i = 1; i < n; i++) {
-		dgrp_t g = v[i];
-		size_t j = i;
-		for (; j > 0 && dist[v[j - 1]] > dist[g]; j--)
-			v[j] = v[j - 1];
-		v[j] = g;
-	}
+	if (n > 1)
+		qsort_r(v, n, sizeof(*v), group_cmp, dist);
 	*out = v;
 	*nout = n;
 	return 0;

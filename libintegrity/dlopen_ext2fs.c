@@ -38,6 +38,9 @@
 	F(ELIBACC, errcode_t, ext2fs_get_next_inode_full, \
 	  (ext2_inode_scan scan, ext2_ino_t *ino, struct ext2_inode *inode, int bufsize), (scan, ino, inode, bufsize)) \
 	V(ext2fs_close_inode_scan, (ext2_inode_scan scan), (scan)) \
+	F(ELIBACC, errcode_t, ext2fs_inode_scan_goto_blockgroup, (ext2_inode_scan scan, int group), (scan, group)) \
+	F(0, __u32, ext2fs_bg_itable_unused, (ext2_filsys fs, dgrp_t group), (fs, group)) \
+	F(0, int, ext2fs_bg_flags_test, (ext2_filsys fs, dgrp_t group, __u16 bg_flag), (fs, group, bg_flag)) \
 	F(1, int, ext2fs_superblock_csum_verify, (ext2_filsys fs, struct ext2_super_block *sb), (fs, sb)) \
 	F(1, int, ext2fs_group_desc_csum_verify, (ext2_filsys fs, dgrp_t group), (fs, group)) \
 	F(1, int, ext2fs_inode_csum_verify, (ext2_filsys fs, ext2_ino_t inum, struct ext2_inode_large *inode), \

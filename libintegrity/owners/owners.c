@@ -413,7 +413,7 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 {
 	struct integrity_device *dev = NULL, **all = NULL;
 	struct region *regions = NULL;
-	size_t nall = 0, nregions = 0;
+	size_t nall = 0, all_cap = 0, nregions = 0;
 	int r;
 
 	*out = NULL;
@@ -443,24 +443,33 @@ INTEGRITY_EXPORT int integrity_owners_resolve(struct integrity_context *ctx, con
 	if (nranges)
 		memcpy(o->ranges, ranges, nranges * sizeof(*ranges));
 	/* A whole disk: each partition is a region of its own (the kernel's
-	 * partitions, as the scrub names them); the rest is the disk's. */
-	if (!integrity_device_partno(dev) && (r = integrity_device_list(ctx, &all, &nall)) == 0) {
-		for (size_t i = 0; i < nall; i++) {
-			uint64_t start, size;
-			if (!integrity_device_partno(all[i]) ||
-			    strcmp(integrity_device_disk_name(all[i]), integrity_device_disk_name(dev)) != 0 ||
-			    sysfs_read_u64(device_dir(all[i]), "start", &start) < 0 ||
-			    sysfs_read_u64(device_dir(all[i]), "size", &size) < 0)
-				continue;
-			void *v = reallocarray(regions, nregions + 1, sizeof(*regions));
-			if (!v) {
-				r = -ENOMEM;
-				goto out;
-			}
-			regions = v;
-			regions[nregions++] = (struct region){ all[i], start * 512, (start + size) * 512 };
+	 * partitions, as the scrub names them); the rest is the disk's.
+	 * Only this disk's partitions are looked at, not every device. */
+	struct strv parts = { 0 };
+	if (!integrity_device_partno(dev) &&
+	    (r = sysfs_read_partitions(device_dir(dev), integrity_device_name(dev), &parts)) == -ENOENT)
+		r = 0;
+	for (size_t i = 0; r == 0 && i < parts.n; i++) {
+		struct integrity_device *pd;
+		uint64_t start, size;
+		if (integrity_device_new(ctx, parts.v[i], &pd) < 0)
+			continue;	/* deleted while we looked */
+		if (sysfs_read_u64(device_dir(pd), "start", &start) < 0 ||
+		    sysfs_read_u64(device_dir(pd), "size", &size) < 0 ||
+		    GREEDY_REALLOC(all, all_cap, nall + 1) < 0) {
+			integrity_device_free(pd);
+			continue;
 		}
+		all[nall++] = pd;
+		void *v = reallocarray(regions, nregions + 1, sizeof(*regions));
+		if (!v) {
+			r = -ENOMEM;
+			break;
+		}
+		regions = v;
+		regions[nregions++] = (struct region){ pd, start * 512, (start + size) * 512 };
 	}
+	strv_clear(&parts);
 	if (r < 0)
 		goto out;
 	for (size_t g = 0; g <= nregions && r == 0; g++) {

@@ -5,11 +5,13 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ext2fs/ext2fs.h>
 
@@ -137,23 +139,131 @@ static void ext2_damage_signs(ext2_filsys e2, char *buf, size_t len)
 		snprintf(buf, len, "file system damaged: %s; what it says may be wrong (fsck would say more)", what);
 }
 
+/* A read-only io manager for libext2fs: pread() on the device, nothing
+ * else.  libext2fs's unix_io_manager fsyncs the device it opens, which on
+ * a device that is failing (the reason to look) means a cache flush sent
+ * to it, and under load costs more than the whole lookup; a lookup only
+ * reads. */
+static errcode_t ro_close(io_channel ch)
+{
+	if (--ch->refcount > 0)
+		return 0;
+	close((int)(intptr_t)ch->private_data);
+	free(ch->name);
+	free(ch);
+	return 0;
+}
+
+static errcode_t ro_set_blksize(io_channel ch, int blksize)
+{
+	if (blksize <= 0)
+		return EINVAL;
+	ch->block_size = blksize;
+	return 0;
+}
+
+static errcode_t ro_read_blk64(io_channel ch, unsigned long long block, int count, void *data)
+{
+	size_t size = count < 0 ? (size_t)-(int64_t)count : (size_t)count * (size_t)ch->block_size;
+	int fd = (int)(intptr_t)ch->private_data;
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pread(fd, (char *)data + done, size - done, (off_t)(block * (uint64_t)ch->block_size + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errcode_t e = n < 0 ? (errcode_t)errno : EXT2_ET_SHORT_READ;
+			memset((char *)data + done, 0, size - done);
+			if (ch->read_error)
+				return ch->read_error(ch, (unsigned long)block, count, data, size, (int)done, e);
+			return e;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static errcode_t ro_read_blk(io_channel ch, unsigned long block, int count, void *data)
+{
+	return ro_read_blk64(ch, block, count, data);
+}
+
+static errcode_t ro_write_blk64(_unused_ io_channel ch, _unused_ unsigned long long block, _unused_ int count,
+				_unused_ const void *data)
+{
+	return EROFS;
+}
+
+static errcode_t ro_write_blk(io_channel ch, unsigned long block, int count, const void *data)
+{
+	return ro_write_blk64(ch, block, count, data);
+}
+
+static errcode_t ro_flush(_unused_ io_channel ch)
+{
+	return 0;
+}
+
+static errcode_t ro_open(const char *name, int flags, io_channel *out);
+
+static struct struct_io_manager ro_io_manager = {
+	.magic = EXT2_ET_MAGIC_IO_MANAGER,
+	.name = "integrity read-only I/O manager",
+	.open = ro_open,
+	.close = ro_close,
+	.set_blksize = ro_set_blksize,
+	.read_blk = ro_read_blk,
+	.write_blk = ro_write_blk,
+	.flush = ro_flush,
+	.read_blk64 = ro_read_blk64,
+	.write_blk64 = ro_write_blk64,
+};
+
+static errcode_t ro_open(const char *name, int flags, io_channel *out)
+{
+	io_channel ch;
+
+	*out = NULL;
+	if (!name)
+		return EXT2_ET_BAD_DEVICE_NAME;
+	if (flags & IO_FLAG_RW)
+		return EROFS;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch || !(ch->name = strdup(name))) {
+		free(ch);
+		return EXT2_ET_NO_MEMORY;
+	}
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errcode_t e = (errcode_t)errno;
+		free(ch->name);
+		free(ch);
+		return e;
+	}
+	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
+	ch->manager = &ro_io_manager;
+	ch->block_size = 1024;
+	ch->refcount = 1;
+	ch->private_data = (void *)(intptr_t)fd;
+	*out = ch;
+	return 0;
+}
+
 /* Opened, and checked: -EUCLEAN with why when it must not be read. */
 int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
 {
-	/* libext2fs's unix_io_manager: a variable of the library, loaded when
-	 * first used. */
-	io_manager unix_io = dl_ext2fs_unix_io_manager();
 	int r;
 
 	*out = NULL;
-	if (!unix_io) {
+	if (!dl_ext2fs_unix_io_manager()) {
 		snprintf(why, whylen, "libext2fs is not installed");
 		return -ELIBACC;
 	}
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
 					   EXT2_FLAG_SOFTSUPP_FEATURES,
-				   0, 0, unix_io, out);
+				   0, 0, &ro_io_manager, out);
 	if (e) {
 		r = ext2_errno(e);
 		snprintf(why, whylen, "unmounted %s that libext2fs cannot open: %s", fs->type, ext2_message(e));
@@ -617,62 +727,151 @@ static bool e2_touches_ws(const void *ctx, uint64_t blk, uint64_t len)
 	return e2_touches(t->e2, t->ws, blk, len);
 }
 
+/* Groups by their distance (ctx) to a want, then by number. */
+static int group_cmp(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *dist = ctx;
+	dgrp_t x = *(const dgrp_t *)a, y = *(const dgrp_t *)b;
+
+	if (dist[x] != dist[y])
+		return dist[x] < dist[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The groups in the order their inode tables are read: those whose
+ * blocks hold wants first, then the nearer to one the sooner (ext4 puts a
+ * file's data near its inode, so the owners are most often found there).
+ * Groups with no inode in use are left out. */
+static int e2_group_order(ext2_filsys e2, const struct want_set *ws, dgrp_t **out, size_t *nout)
+{
+	dgrp_t ng = e2->group_desc_count;
+	_cleanup_free_ uint64_t *dist = calloc(ng + 1, sizeof(*dist));
+	dgrp_t *v = calloc(ng ? ng : 1, sizeof(*v));
+	uint64_t ipg = e2->super->s_inodes_per_group;
+	bool lazy = ext2fs_has_group_desc_csum(e2);
+	size_t n = 0;
+
+	if (!dist || !v) {
+		free(v);
+		return -ENOMEM;
+	}
+	/* dist[] first counts the wants that start and end in each group
+	 * (a difference array), then becomes the distance to the nearest. */
+	for (size_t k = 0; k < ws->n; k++) {
+		const struct want *w = &ws->v[k];
+		if (w->inode || w->end <= w->start)
+			continue;
+		dgrp_t a = ext2fs_group_of_blk2(e2, w->start / e2->blocksize);
+		dgrp_t b = ext2fs_group_of_blk2(e2, (w->end - 1) / e2->blocksize);
+		if (a >= ng)
+			continue;
+		dist[a]++;
+		dist[b < ng ? b + 1 : ng]--;
+	}
+	uint64_t inside = 0, far = UINT64_MAX / 2;
+	for (dgrp_t g = 0; g < ng; g++) {
+		inside += dist[g];
+		dist[g] = inside ? 0 : far;
+	}
+	for (dgrp_t g = 1; g < ng; g++)
+		if (dist[g - 1] + 1 < dist[g])
+			dist[g] = dist[g - 1] + 1;
+	for (dgrp_t g = ng; g-- > 1;)
+		if (dist[g] + 1 < dist[g - 1])
+			dist[g - 1] = dist[g] + 1;
+	for (dgrp_t g = 0; g < ng; g++)
+		if (!lazy || (!ext2fs_bg_flags_test(e2, g, EXT2_BG_INODE_UNINIT) && ext2fs_bg_itable_unused(e2, g) < ipg))
+			v[n++] = g;
+	if (n > 1)
+		qsort_r(v, n, sizeof(*v), group_cmp, dist);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 /* The inodes on a mounted ext2/3/4 whose data may be in the wants that
  * GETFSMAP left without an owner: read from the device, as icheck does,
  * to tell the walk which files to map instead of mapping them all.  The
- * kernel's FIEMAP of those files has the last word.  ws is indexed. */
-int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout,
-			   ext2_ino_t **dirs, size_t *ndirs)
+ * kernel's FIEMAP of those files has the last word: enough() is asked it
+ * after each group that gave candidates, and once it says every wanted
+ * byte is in their extents the other groups are not read (*dirs is then
+ * NULL: the directories were not all seen).  ws is indexed. */
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
+			   int (*enough)(void *ctx, const uint64_t *inos, size_t n), void *ctx, uint64_t **out,
+			   size_t *nout, ext2_ino_t **dirs, size_t *ndirs)
 {
 	struct e2_cands c = { .ws = ws };
 	ext2_ino_t *dv = NULL;
-	size_t nd = 0, capd = 0;
+	_cleanup_free_ dgrp_t *order = NULL;
+	size_t nd = 0, capd = 0, norder = 0;
 	ext2_inode_scan is;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
-	int r = 0;
+	uint64_t ipg = e2->super->s_inodes_per_group;
+	bool lazy = ext2fs_has_group_desc_csum(e2), done = false;
+	int r;
 
 	*out = NULL;
 	*nout = 0;
+	if ((r = e2_group_order(e2, ws, &order, &norder)) < 0)
+		return r;
 	/* Large reads of the inode tables; unused tails of groups skipped. */
 	if (ext2fs_open_inode_scan(e2, 256, &is))
 		return -EIO;
 	ext2fs_inode_scan_flags(is, EXT2_SF_DO_LAZY | EXT2_SF_SKIP_MISSING_ITABLE, 0);
-	for (;;) {
-		errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
-		if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+	for (size_t i = 0; i < norder && !done && r == 0; i++) {
+		dgrp_t g = order[i];
+		uint64_t unused = lazy ? ext2fs_bg_itable_unused(e2, g) : 0;
+		/* The last inode the scan reads in this group: it is not let
+		 * run on into the next one's table. */
+		uint64_t last = (uint64_t)g * ipg + ipg - (unused < ipg ? unused : 0);
+		size_t before = c.n;
+		if (ext2fs_inode_scan_goto_blockgroup(is, (int)g))
 			continue;
-		if (e) {
-			r = -EIO;
-			break;
-		}
-		if (!ino)
-			break;
-		if (!inode.i_links_count)
-			continue;
-		if (LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime) {
-			if (GREEDY_REALLOC(dv, capd, nd + 1) < 0) {
-				r = -ENOMEM;
+		for (;;) {
+			errcode_t e = ext2fs_get_next_inode(is, &ino, &inode);
+			if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+				continue;
+			if (e) {
+				r = -EIO;
 				break;
 			}
-			dv[nd++] = ino;
-		}
-		if (!ext2fs_inode_has_valid_blocks2(e2, &inode) || (inode.i_flags & EXT4_INLINE_DATA_FL))
-			continue;
-		int in = (inode.i_flags & EXT4_EXTENTS_FL)
-				 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws }) : -1;
-		if (in < 0) {
-			c.hit = false;
-			ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, e2_cand_block,
-					      &c);
-			in = c.hit;
-		}
-		if (in > 0) {
-			if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
-				r = -ENOMEM;
+			if (!ino || ino <= (uint64_t)g * ipg || ino > last)
 				break;
+			if (inode.i_links_count && LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime) {
+				if (GREEDY_REALLOC(dv, capd, nd + 1) < 0) {
+					r = -ENOMEM;
+					break;
+				}
+				dv[nd++] = ino;
 			}
-			c.v[c.n++] = ino;
+			if (inode.i_links_count && ext2fs_inode_has_valid_blocks2(e2, &inode) &&
+			    !(inode.i_flags & EXT4_INLINE_DATA_FL)) {
+				int in = (inode.i_flags & EXT4_EXTENTS_FL)
+						 ? e2_inline_extents(&inode, e2_touches_ws, &(struct e2_touch){ e2, ws })
+						 : -1;
+				if (in < 0) {
+					c.hit = false;
+					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL,
+							      e2_cand_block, &c);
+					in = c.hit;
+				}
+				if (in > 0) {
+					if (GREEDY_REALLOC(c.v, c.cap, c.n + 1) < 0) {
+						r = -ENOMEM;
+						break;
+					}
+					c.v[c.n++] = ino;
+				}
+			}
+			if (ino == last)
+				break;
+		}
+		if (r == 0 && enough && c.n > before && i + 1 < norder) {
+			int e = enough(ctx, c.v + before, c.n - before);
+			if (e < 0)
+				r = e;
+			done = e > 0;
 		}
 	}
 	ext2fs_close_inode_scan(is);
@@ -680,6 +879,15 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t *
 		free(c.v);
 		free(dv);
 		return r;
+	}
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof(*c.v), owners_u64_cmp);
+	if (done) {
+		free(dv);
+		dv = NULL;
+		nd = 0;
+	} else if (nd > 1) {
+		qsort(dv, nd, sizeof(*dv), ino_cmp);
 	}
 	*out = c.v;
 	*nout = c.n;

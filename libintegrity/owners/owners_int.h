@@ -62,6 +62,8 @@ int owners_want_add(struct want_set *s, const struct want *w);
 int owners_want_index(struct want_set *s);
 size_t owners_want_first(const struct want_set *s, uint64_t start);
 void owners_want_free(struct want_set *s);
+/* qsort() and bsearch() order of uint64_t. */
+int owners_u64_cmp(const void *a, const void *b);
 void owners_span(struct integrity_owner *w, const struct piece *p, uint64_t fs_start, uint64_t fs_end);
 /* A path from the file system's root as a path under its mount point,
  * without a leading '/' ("" for the mounted root): NULL when it is outside
@@ -83,8 +85,9 @@ int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, siz
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);
 int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group);
-int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws, uint64_t **out, size_t *nout,
-			   ext2_ino_t **dirs, size_t *ndirs);
+int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
+			   int (*enough)(void *ctx, const uint64_t *inos, size_t n), void *ctx, uint64_t **out,
+			   size_t *nout, ext2_ino_t **dirs, size_t *ndirs);
 /* The names of inos (sorted) from the file system's root, read in dirs:
  * a list of paths per inode, or -ENOENT when a name does not reach the
  * root. */

@@ -234,10 +234,10 @@ static int extent_hits(struct walk *wk, uint64_t logical, uint64_t a, uint64_t b
 	return 0;
 }
 
-/* FIEMAP of one open file: the wanted bytes in its extents. */
-static int map_file(struct walk *wk, int fd, size_t *nfound)
+/* Each extent FIEMAP gives of an open file, in order, to fn (with fm,
+ * FIEMAP_N extents of room, as the buffer): -errno when FIEMAP fails. */
+static int fiemap_each(struct fiemap *fm, int fd, int (*fn)(void *ctx, const struct fiemap_extent *x), void *ctx)
 {
-	struct fiemap *fm = wk->fm;
 	uint64_t start = 0;
 
 	for (;;) {
@@ -250,19 +250,36 @@ static int map_file(struct walk *wk, int fd, size_t *nfound)
 		if (!fm->fm_mapped_extents)
 			return 0;
 		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
-			const struct fiemap_extent *x = &fm->fm_extents[i];
-			if (!(x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))) {
-				int r = extent_hits(wk, x->fe_logical, x->fe_physical, x->fe_physical + x->fe_length,
-						    x->fe_flags, nfound);
-				if (r < 0)
-					return r;
-			}
-			if (x->fe_flags & FIEMAP_EXTENT_LAST)
+			int r = fn(ctx, &fm->fm_extents[i]);
+			if (r < 0)
+				return r;
+			if (fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_LAST)
 				return 0;
 		}
 		const struct fiemap_extent *last = &fm->fm_extents[fm->fm_mapped_extents - 1];
 		start = last->fe_logical + last->fe_length;
 	}
+}
+
+struct map_ctx {
+	struct walk *wk;
+	size_t *nfound;
+};
+
+static int map_extent(void *ctx, const struct fiemap_extent *x)
+{
+	struct map_ctx *c = ctx;
+
+	if (x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))
+		return 0;
+	return extent_hits(c->wk, x->fe_logical, x->fe_physical, x->fe_physical + x->fe_length, x->fe_flags,
+			   c->nfound);
+}
+
+/* FIEMAP of one open file: the wanted bytes in its extents. */
+static int map_file(struct walk *wk, int fd, size_t *nfound)
+{
+	return fiemap_each(wk->fm, fd, map_extent, &(struct map_ctx){ wk, nfound });
 }
 
 struct bmap_ctx {
@@ -305,16 +322,9 @@ static int seen_cmp(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static bool has_ino(const uint64_t *v, size_t n, uint64_t ino)
 {
-	return n && bsearch(&ino, v, n, sizeof(*v), u64_cmp);
+	return n && bsearch(&ino, v, n, sizeof(*v), owners_u64_cmp);
 }
 
 /* A file of the tree: its path recorded when rmap wanted its inode, its
@@ -323,7 +333,7 @@ static int visit(struct walk *wk, int dirfd, const char *name, const char *path,
 {
 	bool is_dir = S_ISDIR(st->st_mode);
 	uint64_t *want = wk->ninodes ? bsearch(&(uint64_t){ st->st_ino }, wk->inodes, wk->ninodes,
-						sizeof(uint64_t), u64_cmp) : NULL;
+						sizeof(uint64_t), owners_u64_cmp) : NULL;
 	int r;
 
 	if (want) {
@@ -618,6 +628,21 @@ static int visit_named(struct walk *wk, int rootfd, const struct strv *paths)
 /* An ext2/3/4 file handle (FILEID_INO32_GEN): generation 0 is any. */
 #define EXT_FILEID_INO32_GEN 1
 
+/* Inode ino's handle on ext2/3/4, of any generation: -ERANGE for a number
+ * no handle holds. */
+static int ext_handle(uint64_t ino, union owners_handle *h)
+{
+	uint32_t ino32 = (uint32_t)ino, gen = 0;
+
+	if (ino > UINT32_MAX)
+		return -ERANGE;
+	h->fh.handle_bytes = 8;
+	h->fh.handle_type = EXT_FILEID_INO32_GEN;
+	memcpy(h->fh.f_handle, &ino32, 4);
+	memcpy(h->fh.f_handle + 4, &gen, 4);
+	return 0;
+}
+
 /* The one path of inode ino in the mounted tree, from its handle: the
  * name the kernel has for it, checked beneath the mount point (the same
  * inode, through no symlink and into no other mount).  1 with *rel (the
@@ -700,16 +725,13 @@ static int handle_names(struct walk *wk, int rootfd, struct strv **out)
 		return -ENOMEM;
 	for (size_t i = 0; i < wk->ncands && r == 0; i++) {
 		_cleanup_free_ char *p = NULL, *fspath = NULL;
-		union owners_handle h = { .fh = { .handle_bytes = 8, .handle_type = EXT_FILEID_INO32_GEN } };
-		uint32_t ino32 = (uint32_t)wk->cands[i], gen = 0;
+		union owners_handle h;
 		const char *rel;
 		bool dir;
-		if (wk->cands[i] > UINT32_MAX) {
+		if (ext_handle(wk->cands[i], &h) < 0) {
 			r = -ENOENT;
 			break;
 		}
-		memcpy(h.fh.f_handle, &ino32, 4);
-		memcpy(h.fh.f_handle + 4, &gen, 4);
 		r = handle_path(wk->fs, rootfd, &h, wk->cands[i], &p, &rel, &dir);
 		if (r == 0)
 			r = -ENOENT;
@@ -724,6 +746,60 @@ static int handle_names(struct walk *wk, int rootfd, struct strv **out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* How much of the wants without an owner the candidates found so far
+ * cover, by the kernel's FIEMAP of each (opened by its handle): ext4
+ * shares no data block between files, so bytes in one file's extents are
+ * in no other's, and once every wanted byte is, the device's other inodes
+ * need not be read. */
+struct covered {
+	struct walk *wk;
+	int rootfd;
+	uint64_t *left;			/* per want: bytes in no candidate's extents yet */
+	size_t open;			/* wants with bytes left */
+};
+
+static int covered_extent(void *ctx, const struct fiemap_extent *x)
+{
+	struct covered *c = ctx;
+	const struct want_set *ws = c->wk->ws;
+	uint64_t a = x->fe_physical, b = x->fe_physical + x->fe_length;
+
+	if (x->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_SHARED))
+		return 0;
+	for (size_t k = owners_want_first(ws, a); k < ws->n && ws->v[k].start < b; k++) {
+		const struct want *w = &ws->v[k];
+		uint64_t s = w->start > a ? w->start : a, e = w->end < b ? w->end : b;
+		if (s >= e || !c->left[k])
+			continue;
+		c->left[k] = c->left[k] > e - s ? c->left[k] - (e - s) : 0;
+		c->open -= !c->left[k];
+	}
+	return 0;
+}
+
+/* owners_ext2_candidates()'s question: 1 when the candidates so far hold
+ * every wanted byte, 0 when not (or when a file cannot be opened by its
+ * handle: the scan then reads on). */
+static int covered_enough(void *ctx, const uint64_t *inos, size_t n)
+{
+	struct covered *c = ctx;
+
+	for (size_t i = 0; i < n && c->open; i++) {
+		union owners_handle h;
+		struct stat st;
+		if (ext_handle(inos[i], &h) < 0)
+			continue;
+		int fd = open_by_handle_at(c->rootfd, &h.fh, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == inos[i] && st.st_dev == c->wk->fs->devnum &&
+		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			fiemap_each(c->wk->fm, fd, covered_extent, c);
+		close(fd);
+	}
+	return !c->open;
 }
 
 static void walk_free(struct walk *wk)
@@ -770,7 +846,7 @@ static int rmap_owners(struct walk *wk)
 		if (!w->inode)
 			continue;
 		uint64_t *hit = wk->ninodes
-					? bsearch(&w->inode, wk->inodes, wk->ninodes, sizeof(uint64_t), u64_cmp)
+					? bsearch(&w->inode, wk->inodes, wk->ninodes, sizeof(uint64_t), owners_u64_cmp)
 					: NULL;
 		size_t k = hit ? (size_t)(hit - wk->inodes) : 0;
 		struct integrity_owner ow = { .kind = INTEGRITY_OWNER_FILE, .fs = &wk->fs->pub, .inode = w->inode,
@@ -898,8 +974,23 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	_cleanup_free_ ext2_ino_t *dirs = NULL;
 	size_t ndirs = 0;
 	struct strv *named = NULL;
+	_cleanup_free_ uint64_t *cov_left = NULL;
+	struct covered cov = { .wk = &wk, .rootfd = rootfd };
+	if (r == 0 && wk.fiemap && have_fsmap && c.e2) {
+		cov_left = calloc(ws.n ? ws.n : 1, sizeof(*cov_left));
+		if (!wk.fm)
+			wk.fm = calloc(1, sizeof(*wk.fm) + FIEMAP_N * sizeof(struct fiemap_extent));
+		if (!cov_left || !wk.fm)
+			r = -ENOMEM;
+		for (size_t i = 0; r == 0 && i < ws.n; i++)
+			if (!ws.v[i].inode && !ws.v[i].found) {
+				cov_left[i] = ws.v[i].end - ws.v[i].start;
+				cov.open++;
+			}
+		cov.left = cov_left;
+	}
 	if (r == 0 && wk.fiemap && have_fsmap && c.e2 &&
-	    owners_ext2_candidates(c.e2, &ws, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
+	    owners_ext2_candidates(c.e2, &ws, covered_enough, &cov, &wk.cands, &wk.ncands, &dirs, &ndirs) == 0) {
 		wk.only_cands = true;
 		/* Their names from their handles or, when one has none, from
 		 * the directories on the device, checked in the tree below,
@@ -932,7 +1023,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 			if (ws.v[i].inode)
 				wk.inodes[n++] = ws.v[i].inode;
 		if (r == 0) {
-			qsort(wk.inodes, n, sizeof(*wk.inodes), u64_cmp);
+			qsort(wk.inodes, n, sizeof(*wk.inodes), owners_u64_cmp);
 			size_t u = 0;
 			for (size_t i = 0; i < n; i++)
 				if (!u || wk.inodes[u - 1] != wk.inodes[i])

@@ -185,6 +185,13 @@ static int want_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+int owners_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Sort by start, for owners_want_first(). */
 int owners_want_index(struct want_set *s)
 {

@@ -396,9 +396,10 @@ struct finder {
 	size_t nasked;
 };
 
-static int chunk_cmp(const void *a, const void *b)
+/* Indices into the chunks (ctx), nearest the wants first. */
+static int order_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct chunk *x = a, *y = b;
+	const struct chunk *v = ctx, *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
 
 	return x->distance < y->distance ? -1 : x->distance > y->distance;
 }
@@ -425,13 +426,6 @@ static int find_extent(void *ctx, const struct xfs_extent *x)
 		}
 	}
 	return 0;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* An inode opened by its handle, as the kernel finds it. */
@@ -480,23 +474,19 @@ static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t ge
 	return r == -ENOMEM ? r : 0;
 }
 
-/* Whether the extents an inode on the device lists touch a want: a file
- * in the extents format read directly, one in the btree format always
- * asked.  The device may lag behind the kernel (XFS writes inodes back
- * late), so this only chooses whom to ask first. */
-static bool disk_inode_touches(const struct finder *f, const uint8_t *d, uint64_t ino)
+/* Whether the extents an inode on the device lists touch a want; true
+ * as well for one whose extents are not all there (the btree format).
+ * The device may lag behind the kernel (XFS writes inodes back late):
+ * this is only believed when the record agrees with what bulkstat says
+ * the inode is now (see disk_agrees()). */
+static bool disk_inode_touches(const struct finder *f, const uint8_t *d)
 {
 	const struct xfs_geo *g = f->g;
-	uint16_t mode = get_be16(d + 2);
 	uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
 	size_t fork = d[82] ? (size_t)d[82] * 8 : g->inodesize - 176u;
 
-	if (get_be16(d) != 0x494e || d[4] != 3 || get_be64(d + 152) != ino || !(S_ISREG(mode) || S_ISDIR(mode)))
-		return false;
-	if (d[5] == 3)
-		return true;	/* btree: its leaves are not here */
 	if (d[5] != 2 || n > fork / 16)
-		return false;
+		return true;	/* btree (its leaves are not here), or nonsense: ask */
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *x = d + 176 + 16 * i;
 		uint64_t l0 = get_be64(x), l1 = get_be64(x + 8);
@@ -512,37 +502,16 @@ static bool disk_inode_touches(const struct finder *f, const uint8_t *d, uint64_
 	return false;
 }
 
-struct disk_pass {
-	struct finder *f;
-	int devfd, rootfd;
-	uint8_t *buf;
-	uint64_t *asked;		/* inodes asked: not again */
-	size_t nasked, capasked;
-};
-
-static int disk_chunk(void *ctx, const struct xfs_inogrp *c)
+/* Whether inode b's record on the device (v5) is the inode bulkstat
+ * describes as it is now: the same inode, generation, mode, block and
+ * extent counts.  An inode chunk not yet written back, or an inode whose
+ * extents changed since, does not agree, and is asked. */
+static bool disk_agrees(const struct xfs_geo *g, const uint8_t *d, const struct xfs_bulkstat *b)
 {
-	struct disk_pass *p = ctx;
-	const struct xfs_geo *g = p->f->g;
-	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
-	uint64_t byte;
+	uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
 
-	if (!p->f->open || !c->xi_allocmask || !ino_byte(g, c->xi_startino, &byte) ||
-	    pread(p->devfd, p->buf, len, (off_t)byte) != (ssize_t)len)
-		return 0;
-	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && p->f->open; i++) {
-		const uint8_t *d = p->buf + (size_t)i * g->inodesize;
-		uint64_t ino = c->xi_startino + i;
-		if (!(c->xi_allocmask >> i & 1) || !disk_inode_touches(p->f, d, ino))
-			continue;
-		if (GREEDY_REALLOC(p->asked, p->capasked, p->nasked + 1) < 0)
-			return -ENOMEM;
-		p->asked[p->nasked++] = ino;
-		int r = find_in_inode(p->f, p->rootfd, ino, get_be32(d + 92), get_be16(d + 2));
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return get_be16(d) == 0x494e && d[4] == 3 && get_be64(d + 152) == b->bs_ino && get_be32(d + 92) == b->bs_gen &&
+	       get_be16(d + 2) == b->bs_mode && get_be64(d + 64) == b->bs_blocks && n == b->bs_extents;
 }
 
 static uint64_t chunk_distance(const struct want_set *ws, uint64_t byte)
@@ -590,7 +559,7 @@ static int find_in_chunk(struct finder *f, int rootfd, struct xfs_bulkstat_req *
 		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
 		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
 			break;
-		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), u64_cmp)))
+		if (!b->bs_blocks || (f->nasked && bsearch(&b->bs_ino, f->asked, f->nasked, sizeof(*f->asked), owners_u64_cmp)))
 			continue;
 		int r = find_in_inode(f, rootfd, b->bs_ino, b->bs_gen, b->bs_mode);
 		if (r < 0)
@@ -641,58 +610,254 @@ static int split_wants(struct want_set *ws, struct want_set *found)
 	return 0;
 }
 
-/* First the inodes whose extents on the device touch a want, the chunks
- * nearest the wants first. */
-static int find_from_disk(struct finder *f, const struct fs_entry *fs, int rootfd, const struct chunk *chunks,
-			  size_t nchunks, uint64_t **asked, size_t *nasked)
-{
-	struct disk_pass p = { .f = f, .rootfd = rootfd };
-	int r;
+/* The inodes of one chunk that may hold a want, asked: bulkstat says
+ * which are in use now, and the chunk's records on the device, where they
+ * agree with it, which of those have no extent in a want. */
+struct chunk_pass {
+	struct finder *f;
+	int devfd, rootfd;
+	uint8_t *buf;			/* a chunk's records, read directly */
+	struct xfs_bulkstat_req *req;
+	uint64_t *asked;		/* inodes asked: not again */
+	size_t nasked, capasked;
+	uint64_t *asked_slots;		/* per chunk: the slots of the inodes asked */
+};
 
-	*asked = NULL;
-	*nasked = 0;
-	if (!f->g->v5)
-		return 0;
-	/* Direct: XFS writes inodes back around the device's page cache, so a
-	 * cached page would stay as stale as the first read left it. */
-	p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
-	if (p.devfd < 0)
-		return 0;
-	if (posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * f->g->inodesize))
-		p.buf = NULL;
-	r = p.buf ? 0 : -ENOMEM;
-	for (size_t i = 0; i < nchunks && f->open && r == 0; i++)
-		r = disk_chunk(&p, &(struct xfs_inogrp){ .xi_startino = chunks[i].startino,
-							 .xi_allocmask = chunks[i].allocmask });
-	close(p.devfd);
-	free(p.buf);
-	if (r == -ENOMEM) {
-		free(p.asked);
-		return r;
+static int ask_one(struct chunk_pass *p, size_t chunk, unsigned slot, uint64_t ino, uint32_t gen, uint16_t mode)
+{
+	if (GREEDY_REALLOC(p->asked, p->capasked, p->nasked + 1) < 0)
+		return -ENOMEM;
+	p->asked[p->nasked++] = ino;
+	p->asked_slots[chunk] |= 1ull << slot;
+	return find_in_inode(p->f, p->rootfd, ino, gen, mode);
+}
+
+/* Chunk number chunk through bulkstat: its inodes with data that the
+ * records on the device do not show to miss every want, and that were
+ * not asked before. */
+static int ask_chunk(struct chunk_pass *p, const struct chunk *chunks, size_t chunk)
+{
+	const struct xfs_geo *g = p->f->g;
+	uint64_t startino = chunks[chunk].startino;
+	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
+	struct xfs_bulkstat_req *req = p->req;
+	uint64_t byte;
+	bool disk = p->devfd >= 0 && ino_byte(g, startino, &byte) &&
+		    pread(p->devfd, p->buf, len, (off_t)byte) == (ssize_t)len;
+
+	memset(&req->hdr, 0, sizeof(req->hdr));
+	req->hdr.ino = startino;
+	req->hdr.icount = XFS_INODES_PER_CHUNK;
+	if (ioctl(p->rootfd, XFS_IOC_BULKSTAT, req) < 0)
+		return -errno;
+	for (uint32_t i = 0; i < req->hdr.ocount && i < XFS_INODES_PER_CHUNK && p->f->open; i++) {
+		const struct xfs_bulkstat *b = &req->bulkstat[i];
+		/* Bulkstat goes on into the next chunks: those are asked in their turn. */
+		if (b->bs_ino < startino || b->bs_ino >= startino + XFS_INODES_PER_CHUNK)
+			break;
+		if (!b->bs_blocks || !(S_ISREG(b->bs_mode) || S_ISDIR(b->bs_mode)))
+			continue;
+		unsigned slot = (unsigned)(b->bs_ino - startino);
+		const uint8_t *d = p->buf + (size_t)slot * g->inodesize;
+		if ((p->asked_slots[chunk] >> slot & 1) || (disk && disk_agrees(g, d, b) && !disk_inode_touches(p->f, d)))
+			continue;
+		int r = ask_one(p, chunk, slot, b->bs_ino, b->bs_gen, b->bs_mode);
+		if (r < 0)
+			return r;
 	}
-	if (p.nasked)
-		qsort(p.asked, p.nasked, sizeof(*p.asked), u64_cmp);
-	*asked = p.asked;
-	*nasked = p.nasked;
 	return 0;
+}
+
+/* A chunk's records on the device, where they are sound, asked for the
+ * inodes whose extents there touch a want: one read for 64 inodes.  1
+ * when a record in use is not sound (a chunk not yet written back): the
+ * chunk is then for bulkstat to tell. */
+static int ask_disk_chunk(struct chunk_pass *p, const struct chunk *chunks, size_t chunk)
+{
+	const struct chunk *c = &chunks[chunk];
+	const struct xfs_geo *g = p->f->g;
+	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
+	uint64_t byte;
+	int stale = 0;
+
+	if (p->devfd < 0 || !ino_byte(g, c->startino, &byte) || pread(p->devfd, p->buf, len, (off_t)byte) != (ssize_t)len)
+		return 1;
+	for (unsigned i = 0; i < XFS_INODES_PER_CHUNK && p->f->open; i++) {
+		const uint8_t *d = p->buf + (size_t)i * g->inodesize;
+		uint64_t ino = c->startino + i;
+		uint16_t mode = get_be16(d + 2);
+		if (!(c->allocmask >> i & 1))
+			continue;
+		if (get_be16(d) != 0x494e || d[4] != 3 || get_be64(d + 152) != ino) {
+			stale = 1;
+			continue;
+		}
+		if (!(S_ISREG(mode) || S_ISDIR(mode)) || (p->asked_slots[chunk] >> i & 1) || !disk_inode_touches(p->f, d))
+			continue;
+		int r = ask_one(p, chunk, i, ino, get_be32(d + 92), mode);
+		if (r < 0)
+			return r;
+	}
+	return stale;
+}
+
+/* Where a chunk's inodes keep their data, as one look tells: the median
+ * start of their first extents, from the chunk's records on the
+ * device where they are sound, else from the kernel's map of its first
+ * inode with data.  Files made one after the other get inode numbers and
+ * data in the same order, so this orders the chunks by where their data
+ * is, on a file system that has not been turned over much. */
+struct chunk_key {
+	uint64_t start;
+	uint8_t state;			/* 0 not looked at, 1 known, 2 nothing to tell */
+};
+
+static int first_extent(void *ctx, const struct xfs_extent *x)
+{
+	*(uint64_t *)ctx = x->physical;
+	return -ECANCELED;
+}
+
+static bool chunk_start(struct chunk_pass *p, const struct chunk *c, struct chunk_key *key)
+{
+	const struct xfs_geo *g = p->f->g;
+	size_t len = (size_t)XFS_INODES_PER_CHUNK * g->inodesize;
+	uint64_t byte, best = UINT64_MAX, starts[XFS_INODES_PER_CHUNK];
+	size_t nstarts = 0;
+
+	if (key->state)
+		return key->state == 1;
+	key->state = 2;
+	if (p->devfd >= 0 && ino_byte(g, c->startino, &byte) && pread(p->devfd, p->buf, len, (off_t)byte) == (ssize_t)len)
+		for (unsigned i = 0; i < XFS_INODES_PER_CHUNK; i++) {
+			const uint8_t *d = p->buf + (size_t)i * g->inodesize;
+			uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
+			if (!(c->allocmask >> i & 1) || get_be16(d) != 0x494e || d[4] != 3 ||
+			    get_be64(d + 152) != c->startino + i || d[5] != 2 || !n || !S_ISREG(get_be16(d + 2)))
+				continue;
+			uint64_t fsb = (get_be64(d + 176) & 0x1ff) << 43 | get_be64(d + 184) >> 21;
+			uint64_t agno = fsb >> g->agblklog, agbno = fsb & ((1ull << g->agblklog) - 1);
+			if (agno < g->agcount && agbno < g->agblocks)
+				starts[nstarts++] = (agno * g->agblocks + agbno) * g->blocksize;
+		}
+	/* The median: a file or two of the chunk put far away (another
+	 * allocation group was free sooner) do not move it. */
+	if (nstarts) {
+		qsort(starts, nstarts, sizeof(*starts), owners_u64_cmp);
+		best = starts[nstarts / 2];
+	}
+	if (best == UINT64_MAX) {
+		struct {
+			struct xfs_bulk_ireq hdr;
+			struct xfs_bulkstat b[4];
+		} req = { .hdr = { .ino = c->startino, .icount = 4 } };
+		if (ioctl(p->rootfd, XFS_IOC_BULKSTAT, &req) == 0)
+			for (uint32_t i = 0; i < req.hdr.ocount && i < 4 && best == UINT64_MAX; i++) {
+				const struct xfs_bulkstat *b = &req.b[i];
+				if (b->bs_ino >= c->startino + XFS_INODES_PER_CHUNK)
+					break;
+				if (!b->bs_blocks || !S_ISREG(b->bs_mode))
+					continue;
+				int fd = open_handle(p->rootfd, b->bs_ino, b->bs_gen,
+						     O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
+				if (fd >= 0) {
+					owners_xfs_bmap(fd, first_extent, &best);
+					close(fd);
+				}
+			}
+	}
+	if (best == UINT64_MAX)
+		return false;
+	key->start = best;
+	key->state = 1;
+	return true;
+}
+
+/* How far a chunk has been asked. */
+enum { CHUNK_NOT_ASKED, CHUNK_RECORDS, CHUNK_BULKSTAT };
+
+/* For each want, the chunks whose data lies around it, found by halving
+ * (chunk_start()), asked through bulkstat: the one whose data starts last
+ * before the want first, then its neighbours, a few on each side.  Chunks
+ * are in the order of the device; asked[] says how far each was asked. */
+static int ask_searched(struct chunk_pass *p, const struct chunk *chunks, size_t nchunks, uint8_t *asked)
+{
+	enum { AROUND = 3 };
+	const struct want_set *ws = p->f->ws;
+	_cleanup_free_ struct chunk_key *keys = calloc(nchunks ? nchunks : 1, sizeof(*keys));
+	int r = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t k = 0; k < ws->n && p->f->open && r == 0; k++) {
+		uint64_t pos = ws->v[k].start;
+		size_t a = 0, b = nchunks;
+		if (!p->f->left[k])
+			continue;
+		/* a: the first chunk whose data starts past the want.  Data
+		 * mostly grows evenly with the inode numbers: every other step
+		 * (the second first) guesses from the starts at both ends, the
+		 * others halve. */
+		uint64_t ka = 0, kb = 0;
+		bool ends = false, guess = false;
+		if (nchunks && chunk_start(p, &chunks[0], &keys[0]) &&
+		    chunk_start(p, &chunks[nchunks - 1], &keys[nchunks - 1])) {
+			ka = keys[0].start;
+			kb = keys[nchunks - 1].start;
+			ends = ka <= pos && pos < kb;
+		}
+		while (a < b) {
+			size_t m = a + (b - a) / 2, j;
+			if (ends && guess && ka <= pos && pos < kb)
+				m = a + (size_t)((double)(pos - ka) / (double)(kb - ka) * (double)(b - a));
+			if (m >= b)
+				m = b - 1;
+			guess = !guess;
+			for (j = m; j < b && !chunk_start(p, &chunks[j], &keys[j]); j++)
+				;
+			if (j < b && keys[j].start <= pos) {
+				a = j + 1;
+				ka = keys[j].start;
+			} else {
+				/* Known from m on only when m itself told. */
+				if (j == m && j < b)
+					kb = keys[j].start;
+				else
+					ends = false;
+				b = m;
+			}
+		}
+		size_t t = a ? a - 1 : 0;
+		for (size_t d = 0; d <= 2 * AROUND && p->f->left[k] && r == 0; d++) {
+			/* t, t + 1, t - 1, t + 2, ... */
+			size_t c = d % 2 ? t + (d + 1) / 2 : t - d / 2;
+			if ((d % 2 == 0 && d / 2 > t) || c >= nchunks || asked[c] == CHUNK_BULKSTAT)
+				continue;
+			/* Bulkstat, not the records alone: a record written back
+			 * before the file's data was placed looks sound. */
+			asked[c] = CHUNK_BULKSTAT;
+			r = ask_chunk(p, chunks, c);
+		}
+	}
+	return r;
 }
 
 int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws)
 {
-	_cleanup_free_ uint64_t *asked = NULL;
 	struct finder f = { .g = g, .ws = ws };
-	_cleanup_free_ struct chunk *chunks = NULL;
-	_cleanup_free_ struct xfs_bulkstat_req *req = NULL;
-	size_t nchunks = 0;
+	struct chunk_list l = { .g = g, .ws = ws };
+	struct chunk_pass p = { .f = &f, .devfd = -1, .rootfd = rootfd };
+	_cleanup_free_ uint8_t *asked = NULL;
+	_cleanup_free_ size_t *order = NULL;
 	int r;
 
 	if (!g->ok)
 		return -EINVAL;
 	f.left = calloc(ws->n ? ws->n : 1, sizeof(*f.left));
-	req = calloc(1, sizeof(*req) + XFS_INODES_PER_CHUNK * sizeof(struct xfs_bulkstat));
-	if (!f.left || !req) {
-		free(f.left);
-		return -ENOMEM;
+	p.req = calloc(1, sizeof(*p.req) + XFS_INODES_PER_CHUNK * sizeof(struct xfs_bulkstat));
+	if (!f.left || !p.req) {
+		r = -ENOMEM;
+		goto out;
 	}
 	/* Metadata the geometry and the inode chunks are sure of is in no
 	 * file: no inode is asked for it (a block of AG headers would
@@ -713,28 +878,71 @@ int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int root
 		f.open += f.left[i] != 0;
 	}
 	free(sp.v);
-	struct chunk_list l = { .g = g, .ws = ws };
-	if (r == 0 && f.open) {
+	if (r == 0 && f.open)
 		r = each_chunk(rootfd, chunk_list_add, &l);
-		chunks = l.v;
-		nchunks = l.n;
-		if (r == 0 && nchunks)
-			qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
-		if (r == 0)
-			r = find_from_disk(&f, fs, rootfd, chunks, nchunks, &asked, &f.nasked);
+	if (r == 0 && f.open) {
+		/* Direct: XFS writes inodes back around the device's page
+		 * cache, so a cached page would stay as stale as the first
+		 * read left it. */
+		if (g->v5 && posix_memalign((void **)&p.buf, 4096, (size_t)XFS_INODES_PER_CHUNK * g->inodesize) == 0)
+			p.devfd = open(fs->device, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
+		asked = calloc(l.n ? l.n : 1, sizeof(*asked));
+		order = calloc(l.n ? l.n : 1, sizeof(*order));
+		p.asked_slots = calloc(l.n ? l.n : 1, sizeof(*p.asked_slots));
+		if (!asked || !order || !p.asked_slots)
+			r = -ENOMEM;
 	}
-	f.asked = asked;
-	if (r < 0 || !f.open) {
-		if (r == 0)
-			r = split_wants(ws, &f.found);
-		owners_want_free(&f.found);
-		free(f.left);
-		return r;
+	/* A search per want costs about log2(chunks) reads, one pass over
+	 * the chunks' records one read each: the search first when it is the
+	 * cheaper. */
+	unsigned log2n = 1;
+	while (log2n < 64 && (1ull << log2n) < l.n)
+		log2n++;
+	bool search_first = (uint64_t)f.open * (log2n + 2) < l.n;
+	if (r == 0 && f.open && search_first)
+		r = ask_searched(&p, l.v, l.n, asked);
+	/* Every chunk's records, the nearest the wants first: they say which
+	 * inodes to ask where they are sound. */
+	for (size_t i = 0; r == 0 && f.open && i < l.n; i++)
+		order[i] = i;
+	if (r == 0 && f.open && l.n)
+		qsort_r(order, l.n, sizeof(*order), order_cmp, l.v);
+	for (size_t i = 0; r == 0 && f.open && i < l.n; i++) {
+		int e = asked[order[i]] ? 1 : ask_disk_chunk(&p, l.v, order[i]);
+		if (e < 0)
+			r = e;
+		else if (e == 0)
+			asked[order[i]] = CHUNK_RECORDS;
 	}
-	for (size_t i = 0; i < nchunks && f.open && r == 0; i++)
-		r = find_in_chunk(&f, rootfd, req, chunks[i].startino);
+	/* Chunks not written back yet: bulkstat tells of them, those around
+	 * each want first. */
+	if (r == 0 && f.open && !search_first)
+		r = ask_searched(&p, l.v, l.n, asked);
+	for (size_t i = 0; r == 0 && f.open && i < l.n; i++)
+		if (asked[order[i]] == CHUNK_NOT_ASKED) {
+			asked[order[i]] = CHUNK_BULKSTAT;
+			r = ask_chunk(&p, l.v, order[i]);
+		}
+	/* Owners the records on the device hid (extents moved with their
+	 * counts unchanged): every inode not asked yet. */
+	if (r == 0 && f.open) {
+		if (p.nasked)
+			qsort(p.asked, p.nasked, sizeof(*p.asked), owners_u64_cmp);
+		f.asked = p.asked;
+		f.nasked = p.nasked;
+		for (size_t i = 0; i < l.n && f.open && r == 0; i++)
+			r = find_in_chunk(&f, rootfd, p.req, l.v[order[i]].startino);
+	}
 	if (r == 0)
 		r = split_wants(ws, &f.found);
+out:
+	if (p.devfd >= 0)
+		close(p.devfd);
+	free(p.buf);
+	free(p.req);
+	free(p.asked);
+	free(p.asked_slots);
+	free(l.v);
 	owners_want_free(&f.found);
 	free(f.left);
 	return r;

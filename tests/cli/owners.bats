@@ -153,6 +153,51 @@ inode_lba() {
 	assert_line "  /sub/link.bin: file offset 4096 length 512 inode 12 (ext4 on $dev, not mounted)"
 }
 
+@test "ext4, mounted and not: the lookup only reads, it never flushes the device (fsync)" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	lba=$(lba_of m/victim.bin 0)
+	# LeakSanitizer cannot run under ptrace: the other tests look for leaks.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	for state in mounted unmounted; do
+		[ $state = mounted ] || umount m
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=fsync,fdatasync,syncfs,sync,sync_file_range \
+			"$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success || { echo "$stderr"; false; }
+		[ "$(jq '[.lbas[0].files[].inode] | unique | length' <<<"$output")" -eq 1 ] || { echo "$output"; false; }
+		[ ! -s trace ] || { echo "$state:"; cat trace; false; }
+	done
+}
+
+@test "mounted ext4: blocks whose owners' inodes lie in other groups than the blocks are all named" {
+	# Groups of 4 MiB, each with its own inode table: the inode tables
+	# nearest the blocks are read first, and the scan must read on until
+	# every block's owner is found.
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 -g 1024 -N 2048 -O ^flex_bg "$dev"
+	mount_at "$dev" m
+	mkdir m/a m/b
+	random_file m/a/big $((10 * 1048576)) 6
+	random_file m/b/small 4096 7
+	sync
+	ipg=$(dumpe2fs -h "$dev" 2>/dev/null | awk -F: '/^Inodes per group/ { print $2 + 0 }')
+	igroup=$(( ($(stat -c %i m/a/big) - 1) / ipg ))
+	# 2,560 blocks span at least three groups of 1,024: a block of the big
+	# file in a group other than its inode's.
+	local off big=
+	for off in $(seq 0 1048576 $((9 * 1048576))); do
+		big=$(lba_of m/a/big "$off")
+		[ $((big / 8 / 1024)) -ne "$igroup" ] && break
+	done
+	[ $((big / 8 / 1024)) -ne "$igroup" ]
+	small=$(lba_of m/b/small 0)
+	run --separate-stderr ictl -J resolve --lba "$dev" "$small" "$big"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = "$PWD/m/b/small" ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].path' <<<"$output")" = "$PWD/m/a/big" ] || { echo "$output"; false; }
+	[ "$(jq '.lbas[1].files[0].offset' <<<"$output")" -eq "$off" ]
+}
+
 @test "hostile file names: escaped on a terminal line, valid JSON, mounted and not" {
 	make_ext4
 	lba=$(lba_of "m/$hostile" 0)
@@ -314,6 +359,34 @@ make_xfs() {
 # The first LBA of what `xfs_db convert` turns a KIND VALUE into.
 xfs_daddr() {
 	xfs_db -r -c "convert $2 $3 daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p'
+}
+
+@test "mounted XFS without rmap: scattered blocks of many files are each named, just written and at rest" {
+	make_xfs 0
+	local d i f lbas=() files=()
+	for d in 0 1 2 3 4 5; do
+		mkdir "m/d$d"
+		for i in $(seq 1 400); do
+			printf '%8192s' "$d.$i" >"m/d$d/f$i"
+		done
+	done
+	sync
+	for f in m/d0/f7 m/d0/f399 m/d1/f123 m/d2/f1 m/d2/f250 m/d3/f77 m/d4/f400 m/d5/f200 m/d5/f333; do
+		lbas+=("$(lba_of "$f" 4096)")
+		files+=("$PWD/$f")
+	done
+	# Just written (inode chunks maybe not yet written back in place),
+	# then at rest, after a freeze has written them.
+	for state in just-written at-rest; do
+		[ $state = just-written ] || { fsfreeze -f m && fsfreeze -u m; }
+		run --separate-stderr ictl -J resolve --lba "$dev" "${lbas[@]}"
+		assert_success
+		for i in "${!files[@]}"; do
+			[ "$(jq -r ".lbas[$i].files[0].path" <<<"$output")" = "${files[$i]}" ] ||
+				{ echo "$state: ${files[$i]}"; jq ".lbas[$i]" <<<"$output"; false; }
+			[ "$(jq ".lbas[$i].files[0].offset" <<<"$output")" -eq 4096 ]
+		done
+	done
 }
 
 @test "mounted XFS without rmap: a directory, AG headers, the log and inodes are named" {

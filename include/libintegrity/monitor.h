@@ -46,12 +46,14 @@ const char *integrity_event_kind_name(enum integrity_event_kind kind);
 /* One record of /dev/kmsg that tells of an error.  Where it is: sector
  * (512-byte units on device) or lba (the device's logical blocks, as NVMe
  * and the kernel's PI check log them), each with count in its own units
- * (0: one block). */
+ * (0: one block).  A Buffer I/O error (source "buffer") has an lba in the
+ * blocks of the device's page cache; integrity_event_resolve() turns it
+ * into logical blocks. */
 struct integrity_kernel_event {
 	uint64_t seq;			/* the record's sequence number */
 	uint64_t usec;			/* its time, microseconds since boot */
 	enum integrity_event_kind kind;
-	const char *source;		/* "block", "nvme", "t10-pi", "scsi", "md", "dm-integrity", "ext4", "xfs", "kernel", "fanotify" */
+	const char *source;		/* "block", "nvme", "t10-pi", "scsi", "md", "dm-integrity", "ext4", "xfs", "buffer", "kernel", "fanotify" */
 	char device[64];		/* the kernel name logged; "" when none */
 	unsigned major, minor;		/* the record's DEVICE=b<MAJ>:<MIN>, when has_devt */
 	bool has_devt;

@@ -36,6 +36,22 @@ static int dup_stable(const struct integrity_device *dev, const char **out)
 	return 0;
 }
 
+/* The size of the blocks of dev's page cache, as the kernel chooses it
+ * when the device is opened (set_init_blocksize()): the logical block
+ * size, doubled while it divides the device's size, up to a page.  A file
+ * system mounted on the device may have set its own since (ext4 with 1 KiB
+ * blocks); the usual 4 KiB is this one. */
+static uint32_t page_cache_block(const struct integrity_device *dev, uint32_t lbs)
+{
+	uint64_t size = integrity_device_size(dev);
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t bs = lbs;
+
+	while (page > 0 && bs < (uint32_t)page && !(size & bs))
+		bs <<= 1;
+	return bs;
+}
+
 /* The blocks the event names, in dev's logical blocks. */
 static void place(const struct integrity_kernel_event *ev, uint32_t bs, uint64_t *lba, uint64_t *count)
 {
@@ -94,6 +110,12 @@ INTEGRITY_EXPORT int integrity_event_resolve(struct integrity_context *ctx, cons
 		return 0;
 	}
 	place(ev, info->block_size, &info->lba, &info->count);
+	/* A Buffer I/O error counts the page cache's blocks. */
+	if (ev->has_lba && ev->source && !strcmp(ev->source, "buffer")) {
+		uint32_t per = page_cache_block(dev, info->block_size) / info->block_size;
+		info->lba = ev->lba * per;
+		info->count = per;
+	}
 	info->disk_lba = info->lba;
 	if (info->partno) {
 		struct integrity_stack_place *pl = NULL;

@@ -321,13 +321,37 @@ static int parse_fs(const char *t, struct integrity_kernel_event *ev)
 	return 0;
 }
 
+/* "Buffer I/O error on dev dm-0, logical block 12, async page read" (or
+ * "lost async page write"): buffer_io_error(), a read or write through
+ * the device's page cache that failed.  Bio-based devices (device-mapper,
+ * md) log nothing else about such a read.  The block counts the page
+ * cache's blocks of the device, not its logical blocks: the event's
+ * source, "buffer", says so. */
+static int parse_buffer(const char *t, struct integrity_kernel_event *ev)
+{
+	static const char head[] = "Buffer I/O error on dev ";
+	uint64_t v;
+
+	if (strncmp(t, head, sizeof(head) - 1) != 0)
+		return 0;
+	const char *p = t + sizeof(head) - 1;
+	size_t n = device_name(p, ev->device, sizeof(ev->device));
+	if (!n || strncmp(p + n, ", logical block ", 16) != 0 || !number(p + n + 16, 10, &v))
+		return 0;
+	ev->source = "buffer";
+	ev->kind = INTEGRITY_EVENT_IO;
+	ev->has_lba = true;
+	ev->lba = v;
+	return 1;
+}
+
 /* "blk_print_req_error: 12 callbacks suppressed": the messages of the
  * printers above that the kernel's rate limit left out. */
 static int parse_suppressed(const char *t, struct integrity_kernel_event *ev)
 {
 	static const char *const printers[] = { "blk_print_req_error", "print_req_error", "nvme_log_error",
 						"nvme_error_log", "t10_pi", "ext_pi", "sd_", "scsi_", "raid1",
-						"raid10", "raid5", "integrity" };
+						"raid10", "raid5", "integrity", "buffer_io_error" };
 	const char *p = strstr(t, ": ");
 	uint64_t v;
 
@@ -405,7 +429,7 @@ static int parse_record(const char *rec, size_t len, struct integrity_kernel_eve
 		return 0;
 	int (*const parsers[])(const char *, struct integrity_kernel_event *) = {
 		parse_block, parse_nvme, parse_t10_pi, parse_scsi, parse_md, parse_dm_integrity, parse_fs,
-		parse_suppressed,
+		parse_buffer, parse_suppressed,
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(parsers); i++) {
 		struct integrity_kernel_event keep = *ev;

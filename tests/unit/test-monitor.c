@@ -90,6 +90,8 @@ static void every_line_kind(void **state)
 		{ "3,119,2019,-;XFS (nvme0n1p2): metadata I/O error in \"xfs_imap_to_bp+0x5c/0xc0\" at daddr 0x40 len 32 "
 		  "error 74",
 		  INTEGRITY_EVENT_FS, "xfs", "nvme0n1p2", 's', 0x40, 32, 0 },
+		{ "3,120,2020,-;Buffer I/O error on dev dm-0, logical block 12, async page read", INTEGRITY_EVENT_IO,
+		  "buffer", "dm-0", 'l', 12, 0, 0 },
 	};
 	struct integrity_kernel_event ev;
 	(void)state;
@@ -116,6 +118,9 @@ static void every_line_kind(void **state)
 	assert_int_equal(parse("4,122,1,-;blk_print_req_error: 12 callbacks suppressed", &ev), 1);
 	assert_int_equal(ev.kind, INTEGRITY_EVENT_SUPPRESSED);
 	assert_int_equal(ev.suppressed, 12);
+	assert_int_equal(parse("4,123,1,-;buffer_io_error: 9 callbacks suppressed", &ev), 1);
+	assert_int_equal(ev.kind, INTEGRITY_EVENT_SUPPRESSED);
+	assert_int_equal(ev.suppressed, 9);
 }
 
 static void dictionary_and_others(void **state)
@@ -571,6 +576,26 @@ static void fs_error_from_both_sides_once(void **state)
 	policy_close(&t);
 }
 
+/* A Buffer I/O error's block counts the page cache's blocks: 4 KiB on a
+ * disk of 512-byte sectors whose size is a multiple of 4 KiB. */
+static void buffer_error_in_page_cache_blocks(void **state)
+{
+	struct integrity_context *ctx;
+	struct integrity_event_info *info = NULL;
+	struct integrity_kernel_event ev;
+	(void)state;
+
+	assert_int_equal(integrity_context_new(&ctx, root), 0);
+	assert_int_equal(parse("3,1,1,-;Buffer I/O error on dev sdb, logical block 5, async page read", &ev), 1);
+	assert_int_equal(integrity_event_resolve(ctx, &ev, INTEGRITY_EVENT_NO_OWNERS, &info), 0);
+	assert_non_null(info);
+	assert_int_equal(info->block_size, 512);
+	assert_int_equal(info->lba, 40);
+	assert_int_equal(info->count, 8);
+	integrity_event_info_free(info);
+	integrity_context_free(ctx);
+}
+
 static void storm_bounded_counts_exact(void **state)
 {
 	struct policy t;
@@ -683,6 +708,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(one_failure_one_event, policy_setup, policy_teardown),
 		cmocka_unit_test(fanotify_events_parsed),
 		cmocka_unit_test_setup_teardown(fs_error_from_both_sides_once, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(buffer_error_in_page_cache_blocks, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(storm_bounded_counts_exact, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(own_reads_are_no_errors, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(rescrub_reads_the_disk_below, policy_setup, policy_teardown),

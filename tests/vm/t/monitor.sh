@@ -225,11 +225,9 @@ EOF2
 # batch of at most 1,024), and sums up the rest in a `more` line, with the
 # same exact counts.  The kernel's own account
 # is checked too: the block layer's lines and its suppressed count are
-# every read.  A device-mapper `error` or
-# `flakey` target fails O_DIRECT reads without a word in the log (and
-# buffered ones with `Buffer I/O error on dev dm-N, logical block N`, a
-# line the monitor does not read): a storm the monitor can count comes
-# from a driver below the block layer's line, as here.  The monitor's
+# every read.  (A device-mapper `error` or
+# `flakey` target fails O_DIRECT reads without a word in the log; its
+# storm of buffered reads is test_dm_storm's.)  The monitor's
 # peak memory (VmHWM) stays within its bound of 32 MiB.  No re-scrub:
 # its own reads of the failing blocks would make the kernel log more.
 MON_STORM_READS=100000
@@ -334,6 +332,97 @@ EOF
 		"[32,[\"$stable\"]]"
 	expect_eq "storm, at once: the events shown and the summaries, one per logged failure" \
 		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+}
+
+# A storm on device-mapper: a 1 GiB `error` target read through the page
+# cache (readahead off, so that each read fails one 4 KiB block of its
+# own), 100,000 reads.  The kernel logs each failure as `Buffer I/O error
+# on dev dm-0, logical block N, async page read` (rate-limited: the rest
+# in `buffer_io_error: N callbacks suppressed`), and nothing else.  The
+# monitor counts one failure per line, the suppressed lines exactly, and
+# places the block in 512-byte sectors (8 per page-cache block); its peak
+# memory stays within 32 MiB.
+MON_DM_READS=100000
+
+test_dm_storm() {
+	local VM_TIMEOUT=$((VM_TIMEOUT > 300 ? VM_TIMEOUT : 300))
+	VM_GUEST_ENV="export READS=$MON_DM_READS"
+	vm_boot "$VM_KERNEL" - <<'EOF'
+export DM_DISABLE_UDEV=1
+vm_modprobe dm-mod
+echo "0 2097152 error" | dmsetup create storm || { vm_fail "dmsetup create"; exit; }
+dmsetup mknodes
+d=
+for x in /sys/block/dm-*; do [ "$(cat "$x/dm/name")" = storm ] && d=${x##*/}; done
+[ -n "$d" ] || { vm_fail "no dm device named storm"; exit; }
+blockdev --setra 0 /dev/mapper/storm
+mkdir -p /tmp/metrics
+integrityctl -J monitor --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics >/tmp/mon.json 2>/tmp/mon.err &
+mon=$!
+logged() { dmesg | grep -c "Buffer I/O error on dev $d, logical block "; }
+suppressed() {
+	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+t0=$(cut -d' ' -f1 /proc/uptime)
+dd if=/dev/mapper/storm of=/dev/null bs=4096 count=$READS conv=noerror 2>/dev/null
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "# dm storm: $READS failing reads in $t0..$t1 s of uptime"
+n=$READS
+# The kernel tells the count of an interval's suppressed lines at the
+# first line after it: read further blocks, each failing, until it has
+# told of every read.
+while [ $(($(logged) + $(suppressed buffer_io_error))) -lt $n ]; do
+	[ $n -lt 262144 ] || { vm_fail "the kernel never told of every read"; break; }
+	dd if=/dev/mapper/storm of=/dev/null bs=4096 skip=$n count=1 2>/dev/null &&
+		{ vm_fail "block $n read"; break; }
+	n=$((n + 1))
+done
+L=$(logged) S=$(suppressed)
+echo "KERNEL reads=$n logged=$L buffer-suppressed=$(suppressed buffer_io_error) suppressed=$S"
+prom() { awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' /tmp/metrics/integrityctl_monitor.prom 2>/dev/null; }
+caught_up() { [ "$(prom 'integrityctl_bad_blocks_total{')" = "$L" ] && [ "$(prom integrityctl_kernel_messages_suppressed_total)" = "$S" ]; }
+vm_wait 120 caught_up || vm_fail "the monitor's counters never matched the kernel's lines"
+echo "HWM $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' /proc/$mon/status)"
+kill -TERM $mon
+wait $mon
+echo "MONITOR-EXIT $?"
+echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+echo "KNAME $d"
+sed 's/^/#   stderr: /' /tmp/mon.err
+dmesg | grep -E 'suppressed|Buffer I/O' | tail -n 10 | sed 's/^/#   dmesg: /'
+dmsetup remove storm
+EOF
+	local k reads logged bufsup sup j prom hwm kname
+	k=$(sed -n 's/^KERNEL //p' <<<"$VM_OUTPUT")
+	[ -n "$k" ] || { echo "FAIL - no kernel counts"; return 1; }
+	reads=$(sed 's/.*reads=\([0-9]*\).*/\1/' <<<"$k")
+	logged=$(sed 's/.*logged=\([0-9]*\).*/\1/' <<<"$k")
+	bufsup=$(sed 's/.*buffer-suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	sup=$(sed 's/.* suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	hwm=$(sed -n 's/^HWM //p' <<<"$VM_OUTPUT")
+	kname=$(sed -n 's/^KNAME //p' <<<"$VM_OUTPUT")
+	j=$(vm_json mon | jq -cs .)
+	prom=$(vm_json prom)
+	echo "# dm storm on $VM_KERNEL: $reads failing reads; the kernel logged $logged, suppressed $bufsup" \
+		"(buffer_io_error) and $sup (all printers); monitor VmHWM $hwm kB"
+	expect_eq "dm storm: at least $MON_DM_READS failing reads" "$((reads >= MON_DM_READS))" 1
+	expect_eq "dm storm: the kernel told of every read" "$((logged + bufsup))" "$reads"
+	expect_eq "dm storm: the monitor stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
+	expect_eq "dm storm: bad blocks counted, one per logged failure, kind io" \
+		"$(awk '/^integrityctl_bad_blocks_total\{.*kind="io"\}/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
+	expect_eq "dm storm: the kernel's suppressed lines counted" \
+		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
+	expect_eq "dm storm: no record lost" \
+		"$(awk '$1 == "integrityctl_monitor_records_lost_total" { print $2 }' <<<"$prom")" 0
+	expect_eq "dm storm: the events shown and the summaries, one per logged failure" \
+		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+	expect_eq "dm storm: every event an I/O error of the dm device, from the page cache" \
+		"$(jq -c "map(select(.kind != \"more\") | [.kind, .kname, .sources]) | unique" <<<"$j")" \
+		"[[\"io\",\"$kname\",[\"buffer\"]]]"
+	expect_eq "dm storm: each in 512-byte blocks, 8 per page-cache block" \
+		"$(jq -c 'map(select(.kind != "more") | [.lba % 8, .count]) | unique' <<<"$j")" "[[0,8]]"
+	expect_eq "dm storm: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
 }
 
 # A SCSI disk from the kernel's LIO target (PI Type 1, 512-byte blocks,

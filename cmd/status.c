@@ -216,8 +216,8 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 			columns_set(set, ln, COL_PI_TYPE, "%d", t);
 	}
 	if (columns_position(set, COL_STABLE) >= 0) {
-		const char *stable = integrity_device_stable_name(dev);
-		if (stable)
+		char stable[PATH_MAX];
+		if (integrity_resolve_stable_name(dev, stable, sizeof(stable)) == 0)
 			columns_set(set, ln, COL_STABLE, "%s", stable);
 	}
 	const struct integrity_stack *stk = l->stacks ? l->stacks[i] : NULL;

@@ -99,6 +99,14 @@ const char *integrity_resolve_link(const struct integrity_resolve *res, size_t i
  * by-partuuid, by-path, by-uuid, by-partlabel, by-label, by-diskseq
  * link; NULL when there is none. */
 const char *integrity_resolve_stable_link(const struct integrity_resolve *res);
+/* The device's best stable name as listings show it (STABLE):
+ * integrity_device_stable_name() when it has one, else, for devices udev
+ * keeps no record of (a loop device's partitions), the link
+ * integrity_resolve_device() and integrity_resolve_stable_link() give, of the
+ * kinds that name a device for good (by-id, wwn, by-partuuid, by-path,
+ * by-uuid).  The probe runs only then.  -ENOENT when there is none,
+ * -ENAMETOOLONG when len is short. */
+int integrity_resolve_stable_name(const struct integrity_device *dev, char *out, size_t len);
 /* The value behind the first link of a kind, decoded (the PARTUUID, the raw
  * partition or file system label, ...); NULL when there is none. */
 const char *integrity_resolve_value(const struct integrity_resolve *res,

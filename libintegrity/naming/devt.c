@@ -489,6 +489,34 @@ INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev
 	return 0;
 }
 
+INTEGRITY_EXPORT int integrity_resolve_stable_name(const struct integrity_device *dev, char *out, size_t len)
+{
+	/* The kinds integrity_device_stable_name() takes from udev's
+	 * database: labels and the boot's sequence number name no device
+	 * for good. */
+	static const enum integrity_link_kind stable[] = {
+		INTEGRITY_LINK_WWN, INTEGRITY_LINK_ID, INTEGRITY_LINK_PARTUUID, INTEGRITY_LINK_PATH,
+		INTEGRITY_LINK_UUID,
+	};
+	const char *s = integrity_device_stable_name(dev);
+	struct integrity_resolve *res;
+	int r;
+
+	if (s)
+		return path_printf(out, len, "%s", s);
+	/* Nothing from udev, the WWID or the stack (a loop device's
+	 * partitions): what resolve computes. */
+	if ((r = integrity_resolve_device(dev, 0, &res)) < 0)
+		return r;
+	s = integrity_resolve_stable_link(res);
+	r = -ENOENT;
+	for (size_t k = 0; s && k < ARRAY_SIZE(stable); k++)
+		if (link_kind(s) == stable[k])
+			r = path_printf(out, len, "%s", s);
+	integrity_resolve_free(res);
+	return r;
+}
+
 INTEGRITY_EXPORT int integrity_resolve_device_links(const struct integrity_device *dev,
 						    const char *const *links, size_t nlinks,
 						    struct integrity_resolve **resp)

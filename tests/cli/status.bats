@@ -297,3 +297,32 @@ teardown() {
 	assert_success
 	assert_line '`-nvme0n1p1'
 }
+
+@test "STABLE of a loop device's partitions without udev's record: the link resolve gives" {
+	gpt_loop 64M
+	name=${loopdev#/dev/}
+	# A private /run: udev's database holds nothing of the loop device.
+	run unshare -m sh -c "
+		mount -t tmpfs none /run || exit 9
+		'$INTEGRITYCTL' status -L -r -n -o NAME,STABLE $loopdev
+		for p in ${loopdev}p1 ${loopdev}p2; do
+			echo \"resolve \$('$INTEGRITYCTL' resolve -r -n -o BY-PARTUUID \$p)\"
+			echo \"show \$('$INTEGRITYCTL' show -J \$p | jq -r .stable)\"
+		done
+		'$INTEGRITYCTL' show -J $loopdev | jq -r '.partitions[].stable'"
+	partx -d "$loopdev"
+	assert_success
+	one=/dev/disk/by-partuuid/$(sfdisk --part-uuid disk.img 1 | tr A-Z a-z)
+	two=/dev/disk/by-partuuid/$(sfdisk --part-uuid disk.img 2 | tr A-Z a-z)
+	# The whole disk has no name that lasts (by-diskseq is the boot's), as
+	# with udev's record, where STABLE is empty too.
+	assert_output "$name 
+${name}p1 $one
+${name}p2 $two
+resolve $one
+show $one
+resolve $two
+show $two
+$one
+$two"
+}

@@ -311,7 +311,7 @@ int cmd_status(int argc, const char **argv)
 		{ "all", 'a', POPT_ARG_NONE, &all, 0, "also list empty loop devices and RAM disks, as lsblk -a", NULL },
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
 		{ "tree", 'T', POPT_ARG_NONE, &tree, 0,
-		  "show what is made of what: partitions, md, device-mapper (default on a terminal and with -J)",
+		  "show what is made of what: partitions, md, device-mapper (the default, except with -r)",
 		  NULL },
 		{ "list", 'L', POPT_ARG_NONE, &list, 0, "a flat list, one row per device", NULL },
 		{ "metrics", '\0', POPT_ARG_NONE, &metrics_default, 0,
@@ -338,14 +338,17 @@ int cmd_status(int argc, const char **argv)
 		return EXIT_CLEAN;
 	}
 	if (tree && list)
-		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
+		return fail(EXIT_USAGE, "status", 0, "--tree and --list exclude each other");
 	if (metrics_dir && !metrics_dir[0])
 		return fail(EXIT_USAGE, "status", 0, "--metrics-dir: an empty directory name");
 	if ((metrics_default || metrics_dir) && poptPeekArg(pc))
 		return fail(EXIT_USAGE, "status", 0, "%s: --metrics lists every device, no DEVICE with it",
 			    poptPeekArg(pc));
+	/* As lsblk: a tree unless raw, whether or not on a terminal. */
+	if (tree && gopt.raw)
+		return fail(EXIT_USAGE, "status", 0, "--tree and -r/--raw exclude each other: raw output is a list, as lsblk's");
 	if (!tree && !list)
-		tree = gopt.json || isatty(STDOUT_FILENO);
+		tree = !gopt.raw;
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
 			   ARRAY_SIZE(default_columns), gopt.output);
 	if (r)

@@ -286,3 +286,18 @@ zsh_setup() {
 	run zsh_complete pi verify ima
 	assert_line image.dif
 }
+
+@test "status: --tree is not offered with -r, nor -r with --tree (raw output is a list)" {
+	run bash_complete status --tr
+	assert_output --tree
+	run bash_complete status -r --tr
+	assert_output ""
+	run bash_complete status --raw --tr
+	assert_output ""
+	zsh_setup
+	run zsh_complete status --ra
+	assert_line --raw
+	run zsh_complete status --tree --ra
+	assert_success
+	! grep -qx -- --raw <<<"$output"
+}

@@ -2,6 +2,7 @@
 # integrityctl status and set: fixture sysfs trees for parsing, and this
 # machine's real block and loop devices.
 
+bats_require_minimum_version 1.5.0
 load helpers
 load ../fixtures/sysfs
 
@@ -325,4 +326,28 @@ resolve $two
 show $two
 $one
 $two"
+}
+
+@test "the tree as lsblk keeps it: piped too, by locale; nested in -J; never with -r" {
+	gpt_loop 64M
+	for loc in C C.UTF-8; do
+		# Through a pipe, as lsblk draws it there: the same lines.
+		want=$(LC_ALL=$loc lsblk -o NAME "$loopdev" | cat)
+		got=$(LC_ALL=$loc "$INTEGRITYCTL" status -o NAME "$loopdev" | cat)
+		[ "$got" = "$want" ]
+		# -r: a list, as lsblk -r.
+		want=$(LC_ALL=$loc lsblk -r -o NAME "$loopdev")
+		got=$(LC_ALL=$loc "$INTEGRITYCTL" status -r -o NAME "$loopdev")
+		[ "$got" = "$want" ]
+	done
+	# -J nests the partitions in the disk's children; with -L a list, as
+	# lsblk -J and lsblk -J --list.
+	[ "$(ictl status -J -o NAME "$loopdev" | jq -c .)" = "$(lsblk -J -o NAME "$loopdev" | jq -c .)" ]
+	[ "$(ictl status -J -L -o NAME "$loopdev" | jq -c .)" = "$(lsblk -J --list -o NAME "$loopdev" | jq -c .)" ]
+	partx -d "$loopdev"
+	# lsblk refuses --tree with --raw; so does status, naming both.
+	run ! lsblk --tree -r
+	run --separate-stderr ictl status --tree -r
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: status: --tree and -r/--raw exclude each other: raw output is a list, as lsblk's"
 }

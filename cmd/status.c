@@ -74,6 +74,8 @@ struct listing {
 	struct integrity_context *ctx;
 	struct integrity_device **devs;
 	struct integrity_stack **stacks;
+	char **stable;		/* STABLE of each device in stable_read, when shown */
+	const bool *stable_read;
 	size_t n;
 };
 
@@ -82,6 +84,9 @@ static void listing_done(struct listing *l)
 	for (size_t i = 0; l->stacks && i < l->n; i++)
 		integrity_stack_free(l->stacks[i]);
 	free(l->stacks);
+	for (size_t i = 0; l->stable && i < l->n; i++)
+		free(l->stable[i]);
+	free(l->stable);
 	integrity_device_list_free(l->devs, l->n);
 }
 
@@ -215,9 +220,12 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 		if (t >= 0)
 			columns_set(set, ln, COL_PI_TYPE, "%d", t);
 	}
-	if (columns_position(set, COL_STABLE) >= 0) {
-		char stable[PATH_MAX];
-		if (integrity_resolve_stable_name(dev, stable, sizeof(stable)) == 0)
+	if (l->stable) {
+		/* A tree adds what is made of the devices named. */
+		char buf[PATH_MAX];
+		const char *stable = l->stable_read[i] ? l->stable[i]
+				 : integrity_resolve_stable_name(dev, buf, sizeof(buf)) == 0 ? buf : NULL;
+		if (stable)
 			columns_set(set, ln, COL_STABLE, "%s", stable);
 	}
 	const struct integrity_stack *stk = l->stacks ? l->stacks[i] : NULL;
@@ -403,6 +411,14 @@ int cmd_status(int argc, const char **argv)
 			if (same)
 				named[i] = true;
 		}
+	}
+
+	/* Stable names of the devices shown, each disk's table read once. */
+	if (columns_position(&set, COL_STABLE) >= 0) {
+		l.stable = calloc(n ? n : 1, sizeof(*l.stable));
+		if (!l.stable || integrity_resolve_stable_names(devs, n, shown, l.stable) < 0)
+			return fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
+		l.stable_read = shown;
 	}
 
 	/* The tree's lines as lsblk draws them: UTF-8 in a UTF-8 locale. */

@@ -201,7 +201,9 @@ zpty -b z zsh -f -i
 zpty -w z "PS1=''; fpath=($src/completions \$fpath); autoload -U compinit; compinit -u -D"
 zpty -w z "compadd() { local -a __h; builtin compadd -O __h \"\$@\"; (( \$#__h )) && print -lr -- \$__h >>$out; builtin compadd \"\$@\" }"
 zpty -w z "complete-and-mark() { zle complete-word; print -n -- '<<COMPLETED''>>' }; zle -N complete-and-mark; bindkey '^I' complete-and-mark"
-zpty -w z "zstyle ':completion:*' menu no; print 'REA''DY'"
+# Never ask "do you wish to see all N possibilities?": a machine with many
+# block devices would leave the question unanswered.
+zpty -w z "zstyle ':completion:*' menu no; LISTMAX=1000000; print 'REA''DY'"
 zpty -r z line '*READY*'
 zpty -n -w z "integrityctl $*"$'\t'
 zpty -r z line '*<<COMPLETED>>*'

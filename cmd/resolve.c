@@ -44,7 +44,8 @@ static const struct column_def columns[] = {
 			"every /dev/disk/by-* name (an array in JSON)" },
 	[COL_SOURCE] = { "SOURCE", 7, 0, SCOLS_JSON_STRING,
 			 "where the names come from: udev, probe (sysfs and libblkid), history" },
-	[COL_TIME] = { "TIME", 27, 0, SCOLS_JSON_STRING, "history: when the event was recorded (UTC)" },
+	[COL_TIME] = { "TIME", 27, 0, SCOLS_JSON_NUMBER,
+		       "history: when the event was recorded (UTC; JSON: seconds since the epoch)" },
 	[COL_BOOT] = { "BOOT", 36, 0, SCOLS_JSON_STRING, "history: the boot id" },
 	[COL_ACTION] = { "ACTION", 6, 0, SCOLS_JSON_STRING, "history: add or change" },
 };
@@ -152,7 +153,11 @@ static int add_row(struct integrity_context *ctx, const struct column_set *set, 
 	set_cell(set, ln, COL_SOURCE, integrity_resolve_source_name(integrity_resolve_source(res)));
 	if (integrity_resolve_source(res) == INTEGRITY_SOURCE_HISTORY) {
 		char t[48];
-		format_time(integrity_resolve_time(res), t, sizeof(t));
+		int64_t usec = integrity_resolve_time(res);
+		if (gopt.json)
+			snprintf(t, sizeof(t), "%" PRId64 ".%06" PRId64, usec / 1000000, usec % 1000000);
+		else
+			format_time(usec, t, sizeof(t));
 		set_cell(set, ln, COL_TIME, t);
 		set_cell(set, ln, COL_BOOT, integrity_resolve_boot_id(res));
 		set_cell(set, ln, COL_ACTION, integrity_resolve_action(res));

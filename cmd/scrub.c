@@ -45,7 +45,8 @@ static const struct column_def status_columns[] = {
 	[COL_BAD] = { "BAD-BLOCKS", 0, 0, SCOLS_JSON_NUMBER, "bad blocks found" },
 	[COL_IO_ERRORS] = { "IO-ERRORS", 0, 0, SCOLS_JSON_NUMBER, "blocks that could not be read" },
 	[COL_ELAPSED] = { "ELAPSED", 0, 0, SCOLS_JSON_NUMBER, "time spent scrubbing" },
-	[COL_UPDATED] = { "UPDATED", 0, 0, SCOLS_JSON_STRING, "when the checkpoint was last written (UTC)" },
+	[COL_UPDATED] = { "UPDATED", 0, 0, SCOLS_JSON_NUMBER,
+			  "when the checkpoint was last written (UTC; JSON: seconds since the epoch)" },
 };
 
 static int show_status(const char *state_dir, const char *target)
@@ -102,7 +103,10 @@ static int show_status(const char *state_dir, const char *target)
 			columns_set(&set, ln, COL_ELAPSED, "%.3f", st->progress.elapsed);
 		else
 			columns_set(&set, ln, COL_ELAPSED, "%s", format_duration(st->progress.elapsed, el, sizeof(el)));
-		columns_set(&set, ln, COL_UPDATED, "%s", when);
+		if (!gopt.json)
+			columns_set(&set, ln, COL_UPDATED, "%s", when);
+		else if (st->updated)
+			columns_set(&set, ln, COL_UPDATED, "%" PRId64, st->updated);
 		shown++;
 	}
 	free(states);

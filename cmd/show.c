@@ -3,6 +3,7 @@
  * raw values and their meaning side by side. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,7 +508,8 @@ static void show_partitions(struct out *o, struct integrity_context *ctx,
 			continue;
 		char devt[24];
 		snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(p), integrity_device_minor(p));
-		const char *stable = integrity_device_stable_name(p);
+		char pstable[PATH_MAX];
+		const char *stable = integrity_resolve_stable_name(p, pstable, sizeof(pstable)) == 0 ? pstable : NULL;
 		if (o->json) {
 			json_object_begin(&o->j, NULL);
 			json_string(&o->j, "name", integrity_device_name(p));
@@ -554,7 +556,8 @@ int cmd_show(int argc, const char **argv)
 		return r;
 
 	char devt[24], size[32];
-	const char *stable = integrity_device_stable_name(dev);
+	char dstable[PATH_MAX];
+	const char *stable = integrity_resolve_stable_name(dev, dstable, sizeof(dstable)) == 0 ? dstable : NULL;
 	snprintf(devt, sizeof(devt), "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
 	o.json = gopt.json;
 	if (o.json) {

@@ -74,6 +74,8 @@ struct listing {
 	struct integrity_context *ctx;
 	struct integrity_device **devs;
 	struct integrity_stack **stacks;
+	char **stable;		/* STABLE of each device in stable_read, when shown */
+	const bool *stable_read;
 	size_t n;
 };
 
@@ -82,6 +84,9 @@ static void listing_done(struct listing *l)
 	for (size_t i = 0; l->stacks && i < l->n; i++)
 		integrity_stack_free(l->stacks[i]);
 	free(l->stacks);
+	for (size_t i = 0; l->stable && i < l->n; i++)
+		free(l->stable[i]);
+	free(l->stable);
 	integrity_device_list_free(l->devs, l->n);
 }
 
@@ -215,8 +220,11 @@ static void add_row(const struct column_set *set, struct libscols_table *tb,
 		if (t >= 0)
 			columns_set(set, ln, COL_PI_TYPE, "%d", t);
 	}
-	if (columns_position(set, COL_STABLE) >= 0) {
-		const char *stable = integrity_device_stable_name(dev);
+	if (l->stable) {
+		/* A tree adds what is made of the devices named. */
+		char buf[PATH_MAX];
+		const char *stable = l->stable_read[i] ? l->stable[i]
+				 : integrity_resolve_stable_name(dev, buf, sizeof(buf)) == 0 ? buf : NULL;
 		if (stable)
 			columns_set(set, ln, COL_STABLE, "%s", stable);
 	}
@@ -311,7 +319,7 @@ int cmd_status(int argc, const char **argv)
 		{ "all", 'a', POPT_ARG_NONE, &all, 0, "also list empty loop devices and RAM disks, as lsblk -a", NULL },
 		{ "bytes", 'b', POPT_ARG_NONE, &bytes, 0, "print SIZE in bytes", NULL },
 		{ "tree", 'T', POPT_ARG_NONE, &tree, 0,
-		  "show what is made of what: partitions, md, device-mapper (default on a terminal and with -J)",
+		  "show what is made of what: partitions, md, device-mapper (the default, except with -r)",
 		  NULL },
 		{ "list", 'L', POPT_ARG_NONE, &list, 0, "a flat list, one row per device", NULL },
 		{ "metrics", '\0', POPT_ARG_NONE, &metrics_default, 0,
@@ -338,14 +346,17 @@ int cmd_status(int argc, const char **argv)
 		return EXIT_CLEAN;
 	}
 	if (tree && list)
-		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
+		return fail(EXIT_USAGE, "status", 0, "--tree and --list exclude each other");
 	if (metrics_dir && !metrics_dir[0])
 		return fail(EXIT_USAGE, "status", 0, "--metrics-dir: an empty directory name");
 	if ((metrics_default || metrics_dir) && poptPeekArg(pc))
 		return fail(EXIT_USAGE, "status", 0, "%s: --metrics lists every device, no DEVICE with it",
 			    poptPeekArg(pc));
+	/* As lsblk: a tree unless raw, whether or not on a terminal. */
+	if (tree && gopt.raw)
+		return fail(EXIT_USAGE, "status", 0, "--tree and -r/--raw exclude each other: raw output is a list, as lsblk's");
 	if (!tree && !list)
-		tree = gopt.json || isatty(STDOUT_FILENO);
+		tree = !gopt.raw;
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
 			   ARRAY_SIZE(default_columns), gopt.output);
 	if (r)
@@ -400,6 +411,14 @@ int cmd_status(int argc, const char **argv)
 			if (same)
 				named[i] = true;
 		}
+	}
+
+	/* Stable names of the devices shown, each disk's table read once. */
+	if (columns_position(&set, COL_STABLE) >= 0) {
+		l.stable = calloc(n ? n : 1, sizeof(*l.stable));
+		if (!l.stable || integrity_resolve_stable_names(devs, n, shown, l.stable) < 0)
+			return fail(EXIT_FAIL, NULL, -ENOMEM, "listing");
+		l.stable_read = shown;
 	}
 
 	/* The tree's lines as lsblk draws them: UTF-8 in a UTF-8 locale. */

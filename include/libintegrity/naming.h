@@ -99,6 +99,22 @@ const char *integrity_resolve_link(const struct integrity_resolve *res, size_t i
  * by-partuuid, by-path, by-uuid, by-partlabel, by-label, by-diskseq
  * link; NULL when there is none. */
 const char *integrity_resolve_stable_link(const struct integrity_resolve *res);
+/* The device's best stable name as listings show it (STABLE):
+ * integrity_device_stable_name() when it has one, else, for devices udev
+ * keeps no record of (a loop device's partitions), the link
+ * integrity_resolve_device() and integrity_resolve_stable_link() give, of the
+ * kinds that name a device for good (by-id, wwn, by-partuuid, by-path,
+ * by-uuid): by-id names from sysfs, a partition's PARTUUID from its disk's
+ * partition table, else a probe of the device.  -ENOENT when there is none,
+ * -ENAMETOOLONG when len is short. */
+int integrity_resolve_stable_name(const struct integrity_device *dev, char *out, size_t len);
+/* The same for the devices of a listing (those with want[i] true; want NULL:
+ * all), each disk's table read once for all its partitions, the devices of
+ * integrity_device_list() being in that order.  names[i] is a malloc'd name
+ * or NULL (none, or not wanted); free() each.  On failure (-ENOMEM) every
+ * name is NULL. */
+int integrity_resolve_stable_names(struct integrity_device *const *devs, size_t n, const bool *want,
+				   char **names);
 /* The value behind the first link of a kind, decoded (the PARTUUID, the raw
  * partition or file system label, ...); NULL when there is none. */
 const char *integrity_resolve_value(const struct integrity_resolve *res,

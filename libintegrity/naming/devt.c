@@ -454,8 +454,10 @@ static int apply_udev(const struct integrity_device *dev, const struct probe_tru
 	return 0;
 }
 
-INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev, unsigned flags,
-					      struct integrity_resolve **resp)
+/* With probe false, the names sysfs alone gives, as without /sys: no
+ * probe of the content, no udev. */
+static int resolve_device(const struct integrity_device *dev, unsigned flags, bool probe,
+			  struct integrity_resolve **resp)
 {
 	struct integrity_resolve *res = resolve_alloc();
 	struct probe_truth truth = { 0 };
@@ -472,11 +474,12 @@ INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev
 	res->diskseq = read_diskseq(dev);
 	res->source = INTEGRITY_SOURCE_PROBE;
 
-	if (device_ctx(dev)->live)
+	bool live = probe && device_ctx(dev)->live;
+	if (live)
 		udev_blkid_probe(dev, &truth);
 	struct udev_names out = { &res->links, &res->wwns, &res->serials };
-	r = udev_names_compute(dev, res->diskseq, device_ctx(dev)->live ? &truth : NULL, &out);
-	if (r == 0 && device_ctx(dev)->live && device_ctx(dev)->udev && !(flags & INTEGRITY_RESOLVE_NO_UDEV))
+	r = udev_names_compute(dev, res->diskseq, live ? &truth : NULL, &out);
+	if (r == 0 && live && device_ctx(dev)->udev && !(flags & INTEGRITY_RESOLVE_NO_UDEV))
 		r = apply_udev(dev, &truth, res);
 	probe_truth_clear(&truth);
 	if (r == 0)
@@ -487,6 +490,128 @@ INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev
 	}
 	*resp = res;
 	return 0;
+}
+
+INTEGRITY_EXPORT int integrity_resolve_device(const struct integrity_device *dev, unsigned flags,
+					      struct integrity_resolve **resp)
+{
+	return resolve_device(dev, flags, true, resp);
+}
+
+/* The kinds integrity_device_stable_name() takes from udev's database:
+ * labels and the boot's sequence number name no device for good. */
+static bool lasting_link(const char *link)
+{
+	switch (link ? link_kind(link) : INTEGRITY_LINK_OTHER) {
+	case INTEGRITY_LINK_WWN: case INTEGRITY_LINK_ID: case INTEGRITY_LINK_PARTUUID:
+	case INTEGRITY_LINK_PATH: case INTEGRITY_LINK_UUID:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What integrity_resolve_stable_name() reads once per disk for all its
+ * partitions: whether sysfs gives them by-id names, and the table. */
+struct disk_names {
+	char disk[NAME_MAX + 1];
+	int has_id;			/* -1: not known yet */
+	bool table_read;
+	struct udev_part_entry *entries;
+	size_t n;
+};
+
+static void disk_names_reset(struct disk_names *d, const char *disk)
+{
+	free(d->entries);
+	*d = (struct disk_names){ .has_id = -1 };
+	path_printf(d->disk, sizeof(d->disk), "%s", disk);
+}
+
+/* The stable name of dev into *out (malloc'd; NULL: none).  Cheapest first,
+ * in the order of integrity_resolve_stable_link(): the by-id names come
+ * from sysfs alone; then a partition's PARTUUID from its disk's table;
+ * only then a probe of the device. */
+static int stable_name(const struct integrity_device *dev, struct disk_names *d, char **out)
+{
+	const char *s = integrity_device_stable_name(dev);
+	unsigned partno = integrity_device_partno(dev);
+	struct integrity_resolve *res;
+	int r;
+
+	*out = NULL;
+	if (s)
+		return (*out = strdup(s)) ? 0 : -ENOMEM;
+	if (partno && strcmp(d->disk, integrity_device_disk_name(dev)) != 0)
+		disk_names_reset(d, integrity_device_disk_name(dev));
+	if (!partno || d->has_id != 0) {
+		if ((r = resolve_device(dev, 0, false, &res)) < 0)
+			return r;
+		s = integrity_resolve_stable_link(res);
+		bool id = s && (link_kind(s) == INTEGRITY_LINK_WWN || link_kind(s) == INTEGRITY_LINK_ID);
+		if (partno)
+			d->has_id = id;
+		r = id && !(*out = strdup(s)) ? -ENOMEM : 0;
+		integrity_resolve_free(res);
+		if (id || r < 0)
+			return r;
+	}
+	if (partno && device_ctx(dev)->live) {
+		uint64_t start = 0, size = 0;
+		if (!d->table_read) {
+			udev_partition_table(d->disk, &d->entries, &d->n);	/* none: probed below */
+			d->table_read = true;
+		}
+		sysfs_read_u64(device_dir(dev), "start", &start);
+		sysfs_read_u64(device_dir(dev), "size", &size);
+		for (size_t k = 0; k < d->n; k++) {
+			const struct udev_part_entry *e = &d->entries[k];
+			if (e->partno != partno || e->start != start || e->size != size)
+				continue;
+			/* udev's encoding leaves a UUID as it is. */
+			if (e->uuid[strspn(e->uuid, "0123456789abcdefABCDEF-")] == '\0')
+				return asprintf(out, "/dev/disk/by-partuuid/%s", e->uuid) < 0 ? -ENOMEM : 0;
+			break;
+		}
+	}
+	if ((r = resolve_device(dev, 0, true, &res)) < 0)
+		return r;
+	s = integrity_resolve_stable_link(res);
+	r = lasting_link(s) && !(*out = strdup(s)) ? -ENOMEM : 0;
+	integrity_resolve_free(res);
+	return r;
+}
+
+INTEGRITY_EXPORT int integrity_resolve_stable_name(const struct integrity_device *dev, char *out, size_t len)
+{
+	struct disk_names d = { .has_id = -1 };
+	_cleanup_free_ char *name = NULL;
+	int r = stable_name(dev, &d, &name);
+
+	free(d.entries);
+	if (r < 0)
+		return r;
+	return name ? path_printf(out, len, "%s", name) : -ENOENT;
+}
+
+INTEGRITY_EXPORT int integrity_resolve_stable_names(struct integrity_device *const *devs, size_t n,
+						    const bool *want, char **names)
+{
+	struct disk_names d = { .has_id = -1 };
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		names[i] = NULL;
+	for (size_t i = 0; i < n && r == 0; i++)
+		if (!want || want[i])
+			r = stable_name(devs[i], &d, &names[i]);
+	free(d.entries);
+	if (r < 0)
+		for (size_t i = 0; i < n; i++) {
+			free(names[i]);
+			names[i] = NULL;
+		}
+	return r;
 }
 
 INTEGRITY_EXPORT int integrity_resolve_device_links(const struct integrity_device *dev,

@@ -539,12 +539,26 @@ static int dup_value(blkid_probe pr, const char *name, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* /dev/NAME opened for a probe: a descriptor or -errno. */
+static int open_node(const char *name)
+{
+	char node[PATH_MAX];
+
+	if (path_printf(node, sizeof(node), "/dev/%s", name) < 0)
+		return -ENAMETOOLONG;
+	/* The kernel writes '/' in a name as '!' (cciss!c0d0). */
+	for (char *c = node; *c; c++)
+		if (*c == '!')
+			*c = '/';
+	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
 /* As udev's blkid builtin (probe_superblocks()): a small partitioned whole
  * disk is not searched for file systems; otherwise one safe probe for
  * superblocks and partition-entry details. */
 int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 {
-	char node[PATH_MAX];
 	blkid_probe pr;
 	int r;
 
@@ -554,15 +568,9 @@ int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 		t->probed = true;
 		return 0;
 	}
-	if (path_printf(node, sizeof(node), "/dev/%s", integrity_device_name(dev)) < 0)
-		return -ENAMETOOLONG;
-	/* The kernel writes '/' in a name as '!' (cciss!c0d0). */
-	for (char *c = node; *c; c++)
-		if (*c == '!')
-			*c = '/';
-	_cleanup_close_ int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fd = open_node(integrity_device_name(dev));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	pr = blkid_new_probe();
 	if (!pr)
 		return -ENOMEM;
@@ -611,6 +619,42 @@ int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *t)
 	blkid_free_probe(pr);
 	if (r < 0)
 		probe_truth_clear(t);
+	return r;
+}
+
+int udev_partition_table(const char *disk, struct udev_part_entry **entries, size_t *np)
+{
+	int r = 0;
+
+	*entries = NULL;
+	*np = 0;
+	_cleanup_close_ int fd = open_node(disk);
+	if (fd < 0)
+		return fd;
+	blkid_probe pr = blkid_new_probe();
+	if (!pr)
+		return -ENOMEM;
+	blkid_partlist ls = NULL;
+	if (blkid_probe_set_device(pr, fd, 0, 0) == 0) {
+		blkid_probe_enable_superblocks(pr, 0);
+		ls = blkid_probe_get_partitions(pr);
+	}
+	int n = ls ? blkid_partlist_numof_partitions(ls) : 0;
+	if (n > 0 && !(*entries = calloc((size_t)n, sizeof(**entries))))
+		r = -ENOMEM;
+	for (int i = 0; r == 0 && i < n; i++) {
+		blkid_partition p = blkid_partlist_get_partition(ls, i);
+		const char *uuid = blkid_partition_get_uuid(p);
+		struct udev_part_entry *e = &(*entries)[*np];
+		if (!uuid || !*uuid || blkid_partition_get_partno(p) <= 0 ||
+		    path_printf(e->uuid, sizeof(e->uuid), "%s", uuid) < 0)
+			continue;
+		e->partno = (unsigned)blkid_partition_get_partno(p);
+		e->start = (uint64_t)blkid_partition_get_start(p);
+		e->size = (uint64_t)blkid_partition_get_size(p);
+		(*np)++;
+	}
+	blkid_free_probe(pr);
 	return r;
 }
 

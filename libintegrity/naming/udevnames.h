@@ -51,6 +51,17 @@ int udev_value_link(const char *dir, const char *value, char *out, size_t len);
 
 /* The same probe as udev's blkid builtin, on /dev/<name>. */
 int udev_blkid_probe(const struct integrity_device *dev, struct probe_truth *truth);
+/* The entries of a disk's partition table that have a UUID, read alone (no
+ * file system probe): the ID_PART_ENTRY_UUID udev's blkid builtin reads
+ * for each partition, at a fraction of the cost of udev_blkid_probe() on
+ * every partition.  disk is the kernel name of a whole disk; *entries is
+ * NULL and *n 0 when it has no table. */
+struct udev_part_entry {
+	unsigned partno;
+	uint64_t start, size;		/* 512-byte sectors, as sysfs */
+	char uuid[64];
+};
+int udev_partition_table(const char *disk, struct udev_part_entry **entries, size_t *n);
 
 /* udev's own string handling (udev-util.c, udev-event.c). */
 size_t udev_replace_chars(char *str, const char *allow);

@@ -21,6 +21,22 @@ bash_complete() {
 		printf "%s\n" "${COMPREPLY[@]}" | sort' bash "$src/completions/integrityctl" integrityctl "$@"
 }
 
+# Every option COMPLETE (bash_complete or zsh_complete) offers each command
+# is one the command's --help lists.
+options_offered_are_taken() {
+	local complete=$1 cmd opt offered
+	for cmd in status show set scrub format resolve audit monitor udev-helper "part list" "part create" \
+		"part delete" "part sync" "pi verify" "pi generate" "pi inject"; do
+		offered=$($complete $cmd -- | grep '^--')
+		[ -n "$offered" ] || { echo "$cmd: no options offered"; return 1; }
+		for opt in $offered; do
+			case $opt in --help | --version) continue ;; esac
+			ictl $cmd --help | grep -qE -- "(^| )$opt([ =,]|$)" ||
+				{ echo "$cmd: $opt is offered but not in --help"; return 1; }
+		done
+	done
+}
+
 setup() {
 	[ -f /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
 }
@@ -142,17 +158,8 @@ setup() {
 }
 
 @test "bash: every option offered is one the command takes; commands without columns are offered no -o" {
-	local cmd opt offered
-	for cmd in status show set scrub format resolve audit monitor udev-helper "part list" "part create" \
-		"part delete" "part sync" "pi verify" "pi generate" "pi inject"; do
-		offered=$(bash_complete $cmd -- | grep '^--')
-		[ -n "$offered" ] || { echo "$cmd: no options offered"; false; }
-		for opt in $offered; do
-			case $opt in --help | --version) continue ;; esac
-			ictl $cmd --help | grep -qE -- "(^| )$opt([ =,]|$)" ||
-				{ echo "$cmd: $opt is offered but not in --help"; false; }
-		done
-	done
+	local cmd
+	options_offered_are_taken bash_complete
 	for cmd in show set audit monitor; do
 		run bash_complete $cmd --out
 		assert_output ''
@@ -194,7 +201,9 @@ zpty -b z zsh -f -i
 zpty -w z "PS1=''; fpath=($src/completions \$fpath); autoload -U compinit; compinit -u -D"
 zpty -w z "compadd() { local -a __h; builtin compadd -O __h \"\$@\"; (( \$#__h )) && print -lr -- \$__h >>$out; builtin compadd \"\$@\" }"
 zpty -w z "complete-and-mark() { zle complete-word; print -n -- '<<COMPLETED''>>' }; zle -N complete-and-mark; bindkey '^I' complete-and-mark"
-zpty -w z "zstyle ':completion:*' menu no; print 'REA''DY'"
+# Never ask "do you wish to see all N possibilities?": a machine with many
+# block devices would leave the question unanswered.
+zpty -w z "zstyle ':completion:*' menu no; LISTMAX=1000000; print 'REA''DY'"
 zpty -r z line '*READY*'
 zpty -n -w z "integrityctl $*"$'\t'
 zpty -r z line '*<<COMPLETED>>*'
@@ -285,4 +294,75 @@ zsh_setup() {
 	touch "$BATS_TEST_TMPDIR/image.dif"
 	run zsh_complete pi verify ima
 	assert_line image.dif
+}
+
+@test "status: --tree is not offered with -r, nor -r with --tree (raw output is a list)" {
+	run bash_complete status --tr
+	assert_output --tree
+	run bash_complete status -r --tr
+	assert_output ""
+	run bash_complete status --raw --tr
+	assert_output ""
+	zsh_setup
+	run zsh_complete status --ra
+	assert_line --raw
+	run zsh_complete status --tree --ra
+	assert_success
+	! grep -qx -- --raw <<<"$output"
+}
+
+@test "zsh: every option offered is one the command takes" {
+	zsh_setup
+	options_offered_are_taken zsh_complete
+}
+
+@test "zsh: every column --help lists is offered after -o" {
+	local cmd col
+	zsh_setup
+	for cmd in status "part list" resolve; do
+		run zsh_complete $cmd -o ""
+		assert_success
+		for col in $(ictl $cmd --help | awk '/^Available output columns/ { on = 1; next } on && NF == 0 { exit } on { print $1 }'); do
+			assert_line "$col"
+		done
+	done
+	run zsh_complete status -o NAME,PRO
+	assert_output PROFILE
+}
+
+@test "zsh: devices; -b is --bytes for status and part list, a block number for pi inject; LBAs after resolve --lba DEVICE" {
+	local dev
+	zsh_setup
+	dev=$(lsblk -a -r -n -o NAME | head -n 1)
+	[ -n "$dev" ] || skip "no block devices"
+	for cmd in status show scrub resolve; do
+		run zsh_complete $cmd ""
+		assert_line "$dev"
+	done
+	run zsh_complete status -b ""
+	assert_line "$dev"
+	run zsh_complete pi inject -b ""
+	assert_output ""
+	# An LBA is expected: no device (zsh may offer the options).
+	run zsh_complete resolve --lba "$dev" ""
+	assert_success
+	! grep -qx -- "$dev" <<<"$output"
+	run zsh_complete resolve "$dev" ""
+	assert_line "$dev"
+	run zsh_complete resolve --lba PARTU
+	assert_line PARTUUID=
+}
+
+@test "zsh: the output file is -O/--output-file, and a file is completed after it" {
+	zsh_setup
+	run zsh_complete pi generate --output-f
+	assert_line --output-file
+	run zsh_complete scrub --output-f
+	assert_line --output-file
+	# zsh_complete runs in the test's directory.
+	touch "$BATS_TEST_TMPDIR/out.dif"
+	run zsh_complete pi generate data -O ou
+	assert_line out.dif
+	run zsh_complete scrub -O ou
+	assert_line out.dif
 }

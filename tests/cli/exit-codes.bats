@@ -86,6 +86,8 @@ check_table() {
 2	set --sysfs-root sys sda17 read-verify=off
 2	format --sysfs-root sys sda17 --pi-type 1 --yes
 # Conflicting options.
+2	status --sysfs-root sys --tree -r
+2	status --sysfs-root sys --tree --list
 2	-J -r status --sysfs-root sys
 2	scrub --all --status
 2	scrub --all good.dif

@@ -45,6 +45,7 @@ check_docs() {
 	printf '%s\n' '{"name": "sda", "pi-type": "1"}' >d.json
 	printf '%s\n' '{"read-verify": 1, "elapsed-seconds": 1.5}' >e.json
 	printf '%s\n' '{"status": "complete"}' '{"status": "0x282"}' >f.jsonl
+	printf '%s\n' '{"scrubs": [{"updated": "2024-01-01T00:00:00Z"}]}' >g.json
 	run python3 "$rule" show a.json scrub-status b.json
 	assert_failure 1
 	assert_line --partial "show: .pi_type: the key is not in the JSON style"
@@ -59,6 +60,9 @@ check_docs() {
 	assert_line --partial "show: .read-verify: 1 is int, not bool"
 	assert_line --partial 'the key of this is "elapsed"'
 	assert_line --partial '"status" is string in monitor.jsonl and hex in monitor.jsonl'
+	run python3 "$rule" scrub-status g.json
+	assert_failure 1
+	assert_line --partial 'scrub-status: .scrubs[0].updated: "2024-01-01T00:00:00Z" is string, not number'
 	run python3 "$rule" status c.json
 	assert_success
 }
@@ -87,6 +91,13 @@ check_docs() {
 	doc scrub-dix 1 scrub --no-state $f --pi-file pi data
 	doc scrub-many 1 scrub --state-dir state $f dif dif2
 	doc scrub-status 0 scrub --status --state-dir state
+	echo "2020-01-01T00:00:00.123456Z 1577836800.123456 0123456789abcdef0123456789abcdef add 259:1 nvme0n1p7 3 nvme0n1 7" >history
+	doc resolve-history 0 resolve --history history --boot 1 -o NAME,TIME,BOOT 259:1
+	# Times: seconds since the epoch, numbers; the history's to the µs.
+	[ "$(jq '.devices[0].time' resolve-history.json)" = 1577836800.123456 ]
+	now=$(date +%s)
+	jq -e --argjson now "$now" 'all(.scrubs[]; (.updated | type) == "number" and .updated > $now - 3600 and .updated <= $now)' \
+		scrub-status.json
 	# The concepts the rule names are all there to compare.
 	for k in name maj:min stable pi-type lba count size block-size bad-blocks io-errors kind tag \
 		 expected found target status elapsed progress read-verify ext log-sec; do

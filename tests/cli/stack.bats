@@ -17,8 +17,20 @@ teardown() {
 }
 
 @test "status --tree puts md and dm under what they are made of; -J carries children" {
-	run ictl status --sysfs-root "$sys" --tree -r -n -o NAME
+	run env LC_ALL=C "$INTEGRITYCTL" status --sysfs-root "$sys" --tree -n -o NAME
 	assert_success
+	assert_output 'nvme1n1
+`-md0
+  `-lin1
+nvme2n1
+`-md0
+  `-lin1
+sdc
+`-sdc1
+  |-vg-lv--a
+  | `-secret
+  `-md0
+    `-lin1'
 	run ictl status --sysfs-root "$sys" -J -o NAME,TYPE,MEMBERS,HOLDERS
 	assert_success
 	json=$output

@@ -2,6 +2,7 @@
 # integrityctl status and set: fixture sysfs trees for parsing, and this
 # machine's real block and loop devices.
 
+bats_require_minimum_version 1.5.0
 load helpers
 load ../fixtures/sysfs
 
@@ -296,4 +297,57 @@ teardown() {
 	run env LC_ALL=C "$INTEGRITYCTL" status --sysfs-root "$sys" --tree -o NAME
 	assert_success
 	assert_line '`-nvme0n1p1'
+}
+
+@test "STABLE of a loop device's partitions without udev's record: the link resolve gives" {
+	gpt_loop 64M
+	name=${loopdev#/dev/}
+	# A private /run: udev's database holds nothing of the loop device.
+	run unshare -m sh -c "
+		mount -t tmpfs none /run || exit 9
+		'$INTEGRITYCTL' status -L -r -n -o NAME,STABLE $loopdev
+		for p in ${loopdev}p1 ${loopdev}p2; do
+			echo \"resolve \$('$INTEGRITYCTL' resolve -r -n -o BY-PARTUUID \$p)\"
+			echo \"show \$('$INTEGRITYCTL' show -J \$p | jq -r .stable)\"
+		done
+		'$INTEGRITYCTL' show -J $loopdev | jq -r '.partitions[].stable'"
+	partx -d "$loopdev"
+	assert_success
+	one=/dev/disk/by-partuuid/$(sfdisk --part-uuid disk.img 1 | tr A-Z a-z)
+	two=/dev/disk/by-partuuid/$(sfdisk --part-uuid disk.img 2 | tr A-Z a-z)
+	# The whole disk has no name that lasts (by-diskseq is the boot's), as
+	# with udev's record, where STABLE is empty too.
+	assert_output "$name 
+${name}p1 $one
+${name}p2 $two
+resolve $one
+show $one
+resolve $two
+show $two
+$one
+$two"
+}
+
+@test "the tree as lsblk keeps it: piped too, by locale; nested in -J; never with -r" {
+	gpt_loop 64M
+	for loc in C C.UTF-8; do
+		# Through a pipe, as lsblk draws it there: the same lines.
+		want=$(LC_ALL=$loc lsblk -o NAME "$loopdev" | cat)
+		got=$(LC_ALL=$loc "$INTEGRITYCTL" status -o NAME "$loopdev" | cat)
+		[ "$got" = "$want" ]
+		# -r: a list, as lsblk -r.
+		want=$(LC_ALL=$loc lsblk -r -o NAME "$loopdev")
+		got=$(LC_ALL=$loc "$INTEGRITYCTL" status -r -o NAME "$loopdev")
+		[ "$got" = "$want" ]
+	done
+	# -J nests the partitions in the disk's children; with -L a list, as
+	# lsblk -J and lsblk -J --list.
+	[ "$(ictl status -J -o NAME "$loopdev" | jq -c .)" = "$(lsblk -J -o NAME "$loopdev" | jq -c .)" ]
+	[ "$(ictl status -J -L -o NAME "$loopdev" | jq -c .)" = "$(lsblk -J --list -o NAME "$loopdev" | jq -c .)" ]
+	partx -d "$loopdev"
+	# lsblk refuses --tree with --raw; so does status, naming both.
+	run ! lsblk --tree -r
+	run --separate-stderr ictl status --tree -r
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: status: --tree and -r/--raw exclude each other: raw output is a list, as lsblk's"
 }

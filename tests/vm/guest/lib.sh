@@ -53,6 +53,44 @@ vm_wait() {
 	"$@" >/dev/null 2>&1
 }
 
+# A storm of failing reads under integrityctl monitor.
+# vm_suppressed [PRINTER]: the sum of the kernel's "PRINTER: N callbacks
+# suppressed" (every printer's without one).
+vm_suppressed() {
+	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# vm_storm_monitor: start the monitor (no state, no re-scrub, no owners)
+# on the live log, its JSON Lines in /tmp/mon.json and its metrics in
+# /tmp/metrics; sets VM_MON to its PID.
+vm_storm_monitor() {
+	mkdir -p /tmp/metrics
+	integrityctl -J monitor --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics \
+		>/tmp/mon.json 2>/tmp/mon.err &
+	VM_MON=$!
+}
+
+# vm_storm_end READS LOGGED PRINTER: once the monitor's counters equal
+# LOGGED failures and every suppressed message, print the kernel's counts
+# (KERNEL reads= logged= printer-suppressed= suppressed=), the monitor's
+# peak memory (HWM), its exit status once stopped (MONITOR-EXIT), and its
+# events and metrics (JSON blocks mon and prom).
+vm_storm_end() {
+	_sup=$(vm_suppressed)
+	echo "KERNEL reads=$1 logged=$2 printer-suppressed=$(vm_suppressed "$3") suppressed=$_sup"
+	_prom() { awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' /tmp/metrics/integrityctl_monitor.prom 2>/dev/null; }
+	_caught_up() { [ "$(_prom 'integrityctl_bad_blocks_total{')" = "$1" ] &&
+		[ "$(_prom integrityctl_kernel_messages_suppressed_total)" = "$2" ]; }
+	vm_wait 120 _caught_up "$2" "$_sup" || vm_fail "the monitor's counters never matched the kernel's lines"
+	echo "HWM $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' /proc/$VM_MON/status)"
+	kill -TERM $VM_MON
+	wait $VM_MON
+	echo "MONITOR-EXIT $?"
+	echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
+	echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+	sed 's/^/#   stderr: /' /tmp/mon.err
+}
+
 vm_is_builtin() {
 	_m=$(echo "$1" | tr - _)
 	sed 's,.*/,,; s,\.ko$,,; s,-,_,g' "/lib/modules/$VM_KVER/modules.builtin" 2>/dev/null | grep -qx "$_m"

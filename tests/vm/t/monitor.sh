@@ -230,6 +230,39 @@ EOF2
 # storm of buffered reads is test_dm_storm's.)  The monitor's
 # peak memory (VmHWM) stays within its bound of 32 MiB.  No re-scrub:
 # its own reads of the failing blocks would make the kernel log more.
+# storm_expect WHAT MIN_READS: the kernel's counts and the monitor's from
+# vm_storm_end: at least MIN_READS failing reads, each told of by the
+# kernel (a line, or a suppressed one of the printer's); the monitor
+# stopped cleanly, counted one bad block per line and every suppressed
+# message, lost no record, showed or summed up each failure, and kept
+# within 32 MiB.  Sets logged, sup, j and prom for the test's own checks.
+storm_expect() {
+	local what=$1 min=$2 k reads psup hwm
+	k=$(sed -n 's/^KERNEL //p' <<<"$VM_OUTPUT")
+	[ -n "$k" ] || { echo "FAIL - $what: no kernel counts"; return 1; }
+	reads=$(sed 's/.*reads=\([0-9]*\).*/\1/' <<<"$k")
+	logged=$(sed 's/.*logged=\([0-9]*\).*/\1/' <<<"$k")
+	psup=$(sed 's/.*printer-suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	sup=$(sed 's/.* suppressed=\([0-9]*\).*/\1/' <<<"$k")
+	hwm=$(sed -n 's/^HWM //p' <<<"$VM_OUTPUT")
+	j=$(vm_json mon | jq -cs .)
+	prom=$(vm_json prom)
+	echo "# $what on $VM_KERNEL: $reads failing reads; the kernel logged $logged, suppressed $psup" \
+		"(its printer) and $sup (all printers); monitor VmHWM $hwm kB"
+	expect_eq "$what: at least $min failing reads" "$((reads >= min))" 1
+	expect_eq "$what: the kernel told of every read" "$((logged + psup))" "$reads"
+	expect_eq "$what: the monitor stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
+	expect_eq "$what: bad blocks counted, one per logged failure" \
+		"$(awk '/^integrityctl_bad_blocks_total\{/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
+	expect_eq "$what: the kernel's suppressed lines counted" \
+		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
+	expect_eq "$what: no record lost" \
+		"$(awk '$1 == "integrityctl_monitor_records_lost_total" { print $2 }' <<<"$prom")" 0
+	expect_eq "$what: the events shown and the summaries, one per logged failure" \
+		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+	expect_eq "$what: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
+}
+
 MON_STORM_READS=100000
 MON_STORM_FIRST=8192
 
@@ -244,15 +277,9 @@ vm_modprobe scsi_debug dev_size_mb=16 virtual_gb=1 opts=2 delay=0 medium_error_s
 	{ vm_fail "scsi_debug"; exit; }
 d=$(vm_scsi_debug_disk) || { vm_fail "no scsi_debug disk"; exit; }
 ictl_json status integrityctl -J status /dev/$d
-mkdir -p /tmp/metrics
-integrityctl -J monitor --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics >/tmp/mon.json 2>/tmp/mon.err &
-mon=$!
-# What the kernel logged: the block layer's lines about the disk, the
-# block layer's suppressed count, every suppressed count.
+vm_storm_monitor
+# What the kernel logged: the block layer's lines about the disk.
 logged() { dmesg | grep -c "critical medium error, dev $d, sector "; }
-suppressed() {
-	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
-}
 n=0
 while [ $n -lt $READS ] || [ $(logged) -le 32 ]; do
 	[ $((FIRST + n + 2 * READS)) -le 2097152 ] || { vm_fail "the kernel logged too few failures"; break; }
@@ -265,60 +292,27 @@ done
 # The kernel tells the count of an interval's suppressed lines at the
 # first line after it: read further blocks, each failing, until it has
 # told of every read.
-while [ $(($(logged) + $(suppressed blk_print_req_error))) -ne $n ]; do
+while [ $(($(logged) + $(vm_suppressed blk_print_req_error))) -ne $n ]; do
 	[ $((FIRST + n)) -lt 2097152 ] || { vm_fail "the kernel never told of every read"; break; }
 	dd if=/dev/$d of=/dev/null bs=512 skip=$((FIRST + n)) count=1 iflag=direct 2>/dev/null &&
 		{ vm_fail "block $((FIRST + n)) read"; break; }
 	n=$((n + 1))
 done
-L=$(logged) S=$(suppressed)
-echo "KERNEL reads=$n logged=$L blk-suppressed=$(suppressed blk_print_req_error) suppressed=$S"
-prom() { awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' /tmp/metrics/integrityctl_monitor.prom 2>/dev/null; }
-caught_up() { [ "$(prom 'integrityctl_bad_blocks_total{')" = "$L" ] && [ "$(prom integrityctl_kernel_messages_suppressed_total)" = "$S" ]; }
-vm_wait 120 caught_up || vm_fail "the monitor's counters never matched the kernel's lines"
-echo "HWM $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' /proc/$mon/status)"
-kill -TERM $mon
-wait $mon
-echo "MONITOR-EXIT $?"
-echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
-echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+vm_storm_end $n $(logged) blk_print_req_error
 # The whole log at once.
 mkdir -p /tmp/metrics2
 ictl_json once integrityctl -J monitor --once --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics2
 echo "JSON-BEGIN prom2"; grep -v '^#' /tmp/metrics2/integrityctl_monitor.prom; echo "JSON-END prom2 0"
-sed 's/^/#   stderr: /' /tmp/mon.err
 dmesg | grep -E 'suppressed|critical medium' | tail -n 20 | sed 's/^/#   dmesg: /'
 EOF
-	local k reads logged blksup sup j prom stable hwm
-	k=$(sed -n 's/^KERNEL //p' <<<"$VM_OUTPUT")
-	[ -n "$k" ] || { echo "FAIL - no kernel counts"; return 1; }
-	reads=$(sed 's/.*reads=\([0-9]*\).*/\1/' <<<"$k")
-	logged=$(sed 's/.*logged=\([0-9]*\).*/\1/' <<<"$k")
-	blksup=$(sed 's/.*blk-suppressed=\([0-9]*\).*/\1/' <<<"$k")
-	sup=$(sed 's/.* suppressed=\([0-9]*\).*/\1/' <<<"$k")
-	hwm=$(sed -n 's/^HWM //p' <<<"$VM_OUTPUT")
+	local logged j prom stable sup
+	storm_expect storm "$MON_STORM_READS" || return 1
 	stable=$(vm_json status | jq -r '.blockdevices[0].stable')
-	j=$(vm_json mon | jq -cs .)
-	prom=$(vm_json prom)
-	echo "# storm on $VM_KERNEL: $reads failing reads; the kernel logged $logged, suppressed $blksup" \
-		"(block layer) and $sup (all printers); monitor VmHWM $hwm kB"
-	expect_eq "storm: at least $MON_STORM_READS failing reads" "$((reads >= MON_STORM_READS))" 1
-	expect_eq "storm: the kernel told of every read" "$((logged + blksup))" "$reads"
-	expect_eq "storm: the monitor stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
 	expect_eq "storm: one counter, the disk's stable name and medium" \
 		"$(grep '^integrityctl_bad_blocks_total{' <<<"$prom" | sed 's/} .*/}/')" \
 		"integrityctl_bad_blocks_total{device=\"$stable\",source=\"kernel\",kind=\"medium\"}"
-	expect_eq "storm: bad blocks counted, one per logged failure" \
-		"$(awk '/^integrityctl_bad_blocks_total\{/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
-	expect_eq "storm: the kernel's suppressed lines counted" \
-		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
-	expect_eq "storm: no record lost" \
-		"$(awk '$1 == "integrityctl_monitor_records_lost_total" { print $2 }' <<<"$prom")" 0
-	expect_eq "storm: the events shown and the summaries, one per logged failure" \
-		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
 	expect_eq "storm: every event a medium error on the disk's stable name" \
 		"$(jq -c 'map(select(.kind != "more") | [.kind, .device]) | unique' <<<"$j")" "[[\"medium\",\"$stable\"]]"
-	expect_eq "storm: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
 	# The whole log in one run: more failures than are shown.
 	j=$(vm_json once | jq -cs .)
 	prom=$(vm_json prom2)
@@ -356,13 +350,8 @@ d=
 for x in /sys/block/dm-*; do [ "$(cat "$x/dm/name")" = storm ] && d=${x##*/}; done
 [ -n "$d" ] || { vm_fail "no dm device named storm"; exit; }
 blockdev --setra 0 /dev/mapper/storm
-mkdir -p /tmp/metrics
-integrityctl -J monitor --no-state --no-rescrub --no-owners --metrics-dir /tmp/metrics >/tmp/mon.json 2>/tmp/mon.err &
-mon=$!
+vm_storm_monitor
 logged() { dmesg | grep -c "Buffer I/O error on dev $d, logical block "; }
-suppressed() {
-	dmesg | sed -n "s/.*${1:-[a-z0-9_]*}: \([0-9]*\) callbacks suppressed.*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
-}
 t0=$(cut -d' ' -f1 /proc/uptime)
 dd if=/dev/mapper/storm of=/dev/null bs=4096 count=$READS conv=noerror 2>/dev/null
 t1=$(cut -d' ' -f1 /proc/uptime)
@@ -371,58 +360,27 @@ n=$READS
 # The kernel tells the count of an interval's suppressed lines at the
 # first line after it: read further blocks, each failing, until it has
 # told of every read.
-while [ $(($(logged) + $(suppressed buffer_io_error))) -lt $n ]; do
+while [ $(($(logged) + $(vm_suppressed buffer_io_error))) -lt $n ]; do
 	[ $n -lt 262144 ] || { vm_fail "the kernel never told of every read"; break; }
 	dd if=/dev/mapper/storm of=/dev/null bs=4096 skip=$n count=1 2>/dev/null &&
 		{ vm_fail "block $n read"; break; }
 	n=$((n + 1))
 done
-L=$(logged) S=$(suppressed)
-echo "KERNEL reads=$n logged=$L buffer-suppressed=$(suppressed buffer_io_error) suppressed=$S"
-prom() { awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { print s + 0 }' /tmp/metrics/integrityctl_monitor.prom 2>/dev/null; }
-caught_up() { [ "$(prom 'integrityctl_bad_blocks_total{')" = "$L" ] && [ "$(prom integrityctl_kernel_messages_suppressed_total)" = "$S" ]; }
-vm_wait 120 caught_up || vm_fail "the monitor's counters never matched the kernel's lines"
-echo "HWM $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' /proc/$mon/status)"
-kill -TERM $mon
-wait $mon
-echo "MONITOR-EXIT $?"
-echo "JSON-BEGIN mon"; cat /tmp/mon.json; echo "JSON-END mon 0"
-echo "JSON-BEGIN prom"; grep -v '^#' /tmp/metrics/integrityctl_monitor.prom; echo "JSON-END prom 0"
+vm_storm_end $n $(logged) buffer_io_error
 echo "KNAME $d"
-sed 's/^/#   stderr: /' /tmp/mon.err
 dmesg | grep -E 'suppressed|Buffer I/O' | tail -n 10 | sed 's/^/#   dmesg: /'
 dmsetup remove storm
 EOF
-	local k reads logged bufsup sup j prom hwm kname
-	k=$(sed -n 's/^KERNEL //p' <<<"$VM_OUTPUT")
-	[ -n "$k" ] || { echo "FAIL - no kernel counts"; return 1; }
-	reads=$(sed 's/.*reads=\([0-9]*\).*/\1/' <<<"$k")
-	logged=$(sed 's/.*logged=\([0-9]*\).*/\1/' <<<"$k")
-	bufsup=$(sed 's/.*buffer-suppressed=\([0-9]*\).*/\1/' <<<"$k")
-	sup=$(sed 's/.* suppressed=\([0-9]*\).*/\1/' <<<"$k")
-	hwm=$(sed -n 's/^HWM //p' <<<"$VM_OUTPUT")
+	local logged sup j prom kname
+	storm_expect "dm storm" "$MON_DM_READS" || return 1
 	kname=$(sed -n 's/^KNAME //p' <<<"$VM_OUTPUT")
-	j=$(vm_json mon | jq -cs .)
-	prom=$(vm_json prom)
-	echo "# dm storm on $VM_KERNEL: $reads failing reads; the kernel logged $logged, suppressed $bufsup" \
-		"(buffer_io_error) and $sup (all printers); monitor VmHWM $hwm kB"
-	expect_eq "dm storm: at least $MON_DM_READS failing reads" "$((reads >= MON_DM_READS))" 1
-	expect_eq "dm storm: the kernel told of every read" "$((logged + bufsup))" "$reads"
-	expect_eq "dm storm: the monitor stopped cleanly" "$(sed -n 's/^MONITOR-EXIT //p' <<<"$VM_OUTPUT")" 0
-	expect_eq "dm storm: bad blocks counted, one per logged failure, kind io" \
-		"$(awk '/^integrityctl_bad_blocks_total\{.*kind="io"\}/ { s += $NF } END { print s + 0 }' <<<"$prom")" "$logged"
-	expect_eq "dm storm: the kernel's suppressed lines counted" \
-		"$(awk '$1 == "integrityctl_kernel_messages_suppressed_total" { print $2 }' <<<"$prom")" "$sup"
-	expect_eq "dm storm: no record lost" \
-		"$(awk '$1 == "integrityctl_monitor_records_lost_total" { print $2 }' <<<"$prom")" 0
-	expect_eq "dm storm: the events shown and the summaries, one per logged failure" \
-		"$(jq 'map(if .kind == "more" then .events else 1 end) | add // 0' <<<"$j")" "$logged"
+	expect_eq "dm storm: one counter, kind io" \
+		"$(grep -c '^integrityctl_bad_blocks_total{.*,source="kernel",kind="io"}' <<<"$prom")" 1
 	expect_eq "dm storm: every event an I/O error of the dm device, from the page cache" \
 		"$(jq -c "map(select(.kind != \"more\") | [.kind, .kname, .sources]) | unique" <<<"$j")" \
 		"[[\"io\",\"$kname\",[\"buffer\"]]]"
 	expect_eq "dm storm: each in 512-byte blocks, 8 per page-cache block" \
 		"$(jq -c 'map(select(.kind != "more") | [.lba % 8, .count]) | unique' <<<"$j")" "[[0,8]]"
-	expect_eq "dm storm: the monitor's peak memory within 32 MiB" "$((${hwm:-999999} <= 32768))" 1
 }
 
 # A SCSI disk from the kernel's LIO target (PI Type 1, 512-byte blocks,

@@ -435,7 +435,8 @@ static size_t fs_error_event(unsigned char *out, int32_t error, uint32_t count, 
 	p += sizeof(e);
 	memcpy(p, &fid, sizeof(fid));
 	memcpy(p + sizeof(fid), &fh, sizeof(fh));
-	memcpy(p + sizeof(fid) + sizeof(fh), handle, handle_bytes);
+	if (handle_bytes)
+		memcpy(p + sizeof(fid) + sizeof(fh), handle, handle_bytes);
 	return m.event_len;
 }
 

@@ -532,6 +532,13 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "monitor");
+#ifdef HAVE_LIBSYSTEMD
+	/* The journal's entries first, all of the batch's: they say what the
+	 * kernel told and where, which the scrubs around the events do not
+	 * change, so none waits for a scrub. */
+	for (size_t i = 0; o.journal && i < integrity_monitor_event_count(mon); i++)
+		journal_event(integrity_monitor_event(mon, i));
+#endif
 	for (size_t i = 0; i < integrity_monitor_event_count(mon); i++) {
 		const struct integrity_monitor_event *s = integrity_monitor_event(mon, i);
 		if (s->resolve_err < 0)
@@ -546,10 +553,6 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 			show_text(s);
 		if (log)
 			log_event(log, s);
-#ifdef HAVE_LIBSYSTEMD
-		if (o.journal)
-			journal_event(s);
-#endif
 		if (o.exec)
 			run_hook(s);
 		if (o.start_unit)

@@ -517,10 +517,9 @@ EOF
 # boot's monotonic clock.  Shown too: the entry's wall time against the
 # wall time just before dd started (that adds dd's start and the read).
 # One entry per bad block, by the namespace's stable name.  The first read
-# (LBA 16000) is the monitor's first event, which loads the libraries it
-# opens on first use and reads udev's database and the device-number
-# history: under TCG on a busy machine that alone comes near a second, so
-# its time is shown and not held to the bound.  Then monitor --list reads
+# (LBA 16000) is the monitor's first event, which also loads the libraries
+# it opens on first use and reads udev's database and the device-number
+# history: its time is shown and not held to the bound.  Then monitor --list reads
 # the entries back from the live journal.
 SD_LATENCY_FIRST=16000
 SD_LATENCY_LBAS="20000 24000 28000"

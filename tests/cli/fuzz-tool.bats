@@ -22,8 +22,10 @@ echo "configured by $0" >config.status
 cat >Makefile <<'MK'
 # The source directory is this one, whatever srcdir make check exports.
 srcdir =
-libintegrity/libintegrity-core.la integrityctl:
+# One archive, written once: make -j2 builds both targets side by side.
+libintegrity/libintegrity-core.la:
 	mkdir -p libintegrity/.libs cmd && ar rc libintegrity/.libs/libintegrity-core.a
+integrityctl: libintegrity/libintegrity-core.la
 distdir:
 	mkdir -p $(distdir)/tests/fuzz && cp -p $(srcdir)configure $(distdir)/ && cp -p $(srcdir)tests/fuzz/*.c $(distdir)/tests/fuzz/
 MK

@@ -424,34 +424,6 @@ static void start_unit(const struct integrity_monitor_event *s)
 	}
 }
 
-static void prom_label(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-}
-
-/* A counter's device as every metrics file labels it (the stable name,
- * else a loop device's backing file, else /dev/NAME), so that the
- * monitor's series join the scrub's and the inventory's; a device that
- * is gone keeps the name its events go under. */
-static void metrics_device(FILE *f, const char *device)
-{
-	struct integrity_device *dev = NULL;
-	char label[4096];
-
-	if (device[0] != '/' && names_ctx && integrity_device_new(names_ctx, device, &dev) == 0 &&
-	    integrity_metrics_device_label(dev, label, sizeof(label)) == 0)
-		prom_label(f, label);
-	else
-		prom_label(f, device);
-	integrity_device_free(dev);
-}
-
 /* The metrics file: the monitor's counters and the kernel log's. */
 struct metrics {
 	const struct integrity_monitor *mon;
@@ -461,47 +433,8 @@ struct metrics {
 static void write_metrics(FILE *f, void *data)
 {
 	const struct metrics *m = data;
-	const struct integrity_monitor_totals *t = integrity_monitor_totals(m->mon);
 
-	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "
-	      "and what failed (kind).\n# TYPE integrityctl_bad_blocks_total counter\n", f);
-	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
-		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
-		fputs("integrityctl_bad_blocks_total{device=\"", f);
-		metrics_device(f, c->device);
-		fprintf(f, "\",source=\"kernel\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind),
-			c->count);
-	}
-	/* The old name, for one release. */
-	fputs("# HELP integrityctl_kernel_errors_total Deprecated, removed in the next release: use "
-	      "integrityctl_bad_blocks_total{source=\"kernel\"}.\n# TYPE integrityctl_kernel_errors_total counter\n",
-	      f);
-	for (size_t i = 0; i < integrity_monitor_counter_count(m->mon); i++) {
-		const struct integrity_monitor_counter *c = integrity_monitor_counter(m->mon, i);
-		fputs("integrityctl_kernel_errors_total{device=\"", f);
-		metrics_device(f, c->device);
-		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n", integrity_event_kind_name(c->kind), c->count);
-	}
-	fprintf(f,
-		"# HELP integrityctl_kernel_errors_uncounted_total Errors past the number of devices and kinds kept.\n"
-		"# TYPE integrityctl_kernel_errors_uncounted_total counter\n"
-		"integrityctl_kernel_errors_uncounted_total %" PRIu64 "\n"
-		"# HELP integrityctl_kernel_messages_suppressed_total Error messages the kernel's rate limit left out.\n"
-		"# TYPE integrityctl_kernel_messages_suppressed_total counter\n"
-		"integrityctl_kernel_messages_suppressed_total %" PRIu64 "\n"
-		"# HELP integrityctl_monitor_records_total Kernel log records read.\n"
-		"# TYPE integrityctl_monitor_records_total counter\n"
-		"integrityctl_monitor_records_total %" PRIu64 "\n"
-		"# HELP integrityctl_monitor_records_lost_total Kernel log records overwritten before they were read.\n"
-		"# TYPE integrityctl_monitor_records_lost_total counter\n"
-		"integrityctl_monitor_records_lost_total %" PRIu64 "\n",
-		t->uncounted, t->suppressed, integrity_kmsg_records(m->kmsg), integrity_kmsg_lost(m->kmsg));
-	if (t->last_event > 0)
-		fprintf(f,
-			"# HELP integrityctl_kernel_last_error_timestamp_seconds When the last error was read.\n"
-			"# TYPE integrityctl_kernel_last_error_timestamp_seconds gauge\n"
-			"integrityctl_kernel_last_error_timestamp_seconds %.0f\n",
-			t->last_event);
+	integrity_monitor_metrics(m->mon, names_ctx, m->kmsg, f);
 }
 
 /* One line of the events kept for --list: Unix time, a summary a
@@ -524,41 +457,45 @@ static void log_event(FILE *log, const struct integrity_monitor_event *s)
 	show_json(log, s);
 }
 
-/* Make the records taken into events, check and show them.  The exit
- * code so far. */
-static int flush(struct integrity_monitor *mon, FILE *log)
-{
-	int r = integrity_monitor_flush(mon);
-
-	if (r < 0)
-		return fail(EXIT_FAIL, NULL, r, "monitor");
 #ifdef HAVE_LIBSYSTEMD
-	/* The journal's entries first, all of the batch's: they say what the
-	 * kernel told and where, which the scrubs around the events do not
-	 * change, so none waits for a scrub. */
-	for (size_t i = 0; o.journal && i < integrity_monitor_event_count(mon); i++)
-		journal_event(integrity_monitor_event(mon, i));
+static void placed(const struct integrity_monitor_event *s, void *data)
+{
+	(void)data;
+	if (o.journal)
+		journal_event(s);
+}
 #endif
-	for (size_t i = 0; i < integrity_monitor_event_count(mon); i++) {
-		const struct integrity_monitor_event *s = integrity_monitor_event(mon, i);
-		if (s->resolve_err < 0)
-			warnx_obj(s->record.device, "cannot place the kernel's error: %s", strerror(-s->resolve_err));
-		if (!stop_signal)
-			integrity_monitor_rescrub(mon, i);
-		if (s->repair_err < 0)
-			warnx_obj(s->repair_array, "--repair: %s", strerror(-s->repair_err));
-		if (gopt.json)
-			show_json(stdout, s);
-		else if (!gopt.quiet)
-			show_text(s);
-		if (log)
-			log_event(log, s);
-		if (o.exec)
-			run_hook(s);
-		if (o.start_unit)
-			start_unit(s);
-	}
-	/* A storm: what was not shown, per device, in one line each. */
+
+/* An event, its scrub done: shown, kept for --list, handed on. */
+static void checked(const struct integrity_monitor_event *s, void *data)
+{
+	FILE *log = data;
+
+	if (s->resolve_err < 0)
+		warnx_obj(s->record.device, "cannot place the kernel's error: %s", strerror(-s->resolve_err));
+	if (s->repair_err < 0)
+		warnx_obj(s->repair_array, "--repair: %s", strerror(-s->repair_err));
+	if (gopt.json)
+		show_json(stdout, s);
+	else if (!gopt.quiet)
+		show_text(s);
+	if (log)
+		log_event(log, s);
+	if (o.exec)
+		run_hook(s);
+	if (o.start_unit)
+		start_unit(s);
+}
+
+static bool stopped(void *data)
+{
+	(void)data;
+	return stop_signal != 0;
+}
+
+/* A storm: what was not shown, per device, in one line each. */
+static void show_more(const struct integrity_monitor *mon)
+{
 	for (size_t i = 0; i < integrity_monitor_more_count(mon); i++) {
 		const struct integrity_monitor_more *m = integrity_monitor_more(mon, i);
 		if (gopt.json) {
@@ -574,7 +511,6 @@ static int flush(struct integrity_monitor *mon, FILE *log)
 		}
 	}
 	fflush(stdout);
-	return r > 0 ? EXIT_BAD : EXIT_CLEAN;
 }
 
 /* The events kept in dir: the older file, then the newer; a malloc'd
@@ -920,45 +856,38 @@ int cmd_monitor(int argc, const char **argv)
 	}
 	if (follow)
 		notify("READY=1\nSTATUS=Following the kernel log");
+	const struct integrity_monitor_handlers handlers = {
+#ifdef HAVE_LIBSYSTEMD
+		.placed = placed,
+#endif
+		.checked = checked,
+		.stop = stopped,
+	};
 	for (;;) {
-		struct integrity_kernel_event ev;
-		size_t n = 0;
-		while (n < INTEGRITY_MONITOR_BATCH_MAX && !stop_signal && (r = integrity_kmsg_next(k, &ev)) == 1) {
-			integrity_monitor_add(mon, &ev);
-			n++;
+		struct integrity_monitor_batch b;
+		char *logbuf = NULL;
+		size_t loglen = 0;
+		FILE *log = state ? open_memstream(&logbuf, &loglen) : NULL;
+		r = integrity_monitor_run_batch(mon, k, fe, &handlers, log, &b);
+		if (log && fclose(log) == 0 && loglen) {
+			int w = save_events(state, logbuf, loglen);
+			if (w < 0)
+				warnx_obj(state, "cannot keep the events for --list: %s", safe_strerror(w));
 		}
-		if (r < 0 && r != -EINTR) {
+		free(logbuf);
+		if (r < 0) {
 			ret = fail(EXIT_FAIL, o.kmsg ? o.kmsg : "/dev/kmsg", r, "cannot read the kernel log");
 			break;
 		}
-		int q = 0;
-		while (fe && n < INTEGRITY_MONITOR_BATCH_MAX && !stop_signal && (q = integrity_fserror_next(fe, &ev)) == 1) {
-			integrity_monitor_add(mon, &ev);
-			n++;
-		}
-		if (q < 0 && q != -EINTR) {
+		if (b.fserror_err < 0) {
 			warnx_obj("fanotify", "cannot read file system errors, going on with the kernel log: %s",
-				  safe_strerror(q));
+				  safe_strerror(b.fserror_err));
 			integrity_fserror_free(fe);
 			fe = NULL;
 		}
-		if (n) {
-			char *logbuf = NULL;
-			size_t loglen = 0;
-			FILE *log = state ? open_memstream(&logbuf, &loglen) : NULL;
-			int f = flush(mon, log);
-			if (log && fclose(log) == 0) {
-				int w = save_events(state, logbuf, loglen);
-				if (w < 0)
-					warnx_obj(state, "cannot keep the events for --list: %s", safe_strerror(w));
-			}
-			free(logbuf);
-			if (f == EXIT_FAIL) {
-				ret = f;
-				break;
-			}
-			seen |= f == EXIT_BAD;
-		}
+		if (b.records)
+			show_more(mon);
+		seen |= b.failures > 0;
 		int s = integrity_kmsg_save(k);
 		if (s < 0) {
 			ret = fail_file(EXIT_FAIL, state, s, "cannot save the monitor's cursor");
@@ -973,19 +902,15 @@ int cmd_monitor(int argc, const char **argv)
 			if (s < 0)
 				warnx_obj(o.metrics_dir, "cannot write metrics: %s", safe_strerror(s));
 		}
-		if (n == INTEGRITY_MONITOR_BATCH_MAX)
+		if (b.records == INTEGRITY_MONITOR_BATCH_MAX)
 			continue;	/* more are waiting */
 		if (!follow || stop_signal)
 			break;
 		if (wd > 0)
 			notify("WATCHDOG=1");
-		struct pollfd pfd[3] = {
-			{ .fd = integrity_kmsg_fd(k), .events = POLLIN },
-			{ .fd = integrity_fserror_fd(fe), .events = POLLIN },
-			{ .fd = integrity_fserror_mounts_fd(fe), .events = POLLPRI },
-		};
-		if (poll(pfd, fe ? 3 : 1, wd) < 0 && errno != EINTR) {
-			ret = fail(EXIT_FAIL, "/dev/kmsg", errno, "cannot wait for the kernel log");
+		r = integrity_monitor_wait(k, fe, wd);
+		if (r < 0) {
+			ret = fail(EXIT_FAIL, "/dev/kmsg", r, "cannot wait for the kernel log");
 			break;
 		}
 	}

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base.h"
 #include "device.h"
@@ -294,6 +295,61 @@ const struct integrity_monitor_totals *integrity_monitor_totals(const struct int
  * newest 64 are kept. */
 int integrity_monitor_note_read(struct integrity_monitor *mon, const char *disk, uint64_t start, uint64_t blocks,
 				uint64_t from_usec, uint64_t to_usec);
+
+/*
+ * The monitor's loop, as every front end runs it.
+ *
+ * integrity_monitor_run_batch() takes the records waiting in kmsg and,
+ * when fe is given, the file systems' reports (at most
+ * INTEGRITY_MONITOR_BATCH_MAX; it never waits), and makes them a batch
+ * (integrity_monitor_flush).  Then handlers->placed gets every event of
+ * the batch, before any scrub: what the kernel told and where, which no
+ * scrub changes (a journal, say).  Then each event in turn has the
+ * re-scrub it asks for run and is given to handlers->checked with its
+ * results (to show it, to run a hook).  handlers->stop, asked between
+ * records and between events, stops the reading and the scrubs (not the
+ * handlers): a signal, say.  Any handler may be NULL.
+ *
+ * 0 with *batch filled in, or -errno when the kernel log could not be
+ * read or the batch made.  A failure of fe alone is batch->fserror_err:
+ * fe is then of no more use, the kernel log still is.
+ * batch->records == INTEGRITY_MONITOR_BATCH_MAX: more are waiting.
+ */
+struct integrity_monitor_handlers {
+	void (*placed)(const struct integrity_monitor_event *ev, void *data);
+	void (*checked)(const struct integrity_monitor_event *ev, void *data);
+	bool (*stop)(void *data);
+};
+
+struct integrity_monitor_batch {
+	size_t records;		/* records taken */
+	size_t events;		/* events made of them */
+	uint64_t failures;	/* records that told of a failure */
+	int fserror_err;	/* 0, or why fe failed */
+};
+
+int integrity_monitor_run_batch_sized(struct integrity_monitor *mon, struct integrity_kmsg *kmsg,
+				      struct integrity_fserror *fe, const struct integrity_monitor_handlers *handlers,
+				      size_t handlers_size, void *data, struct integrity_monitor_batch *batch);
+#define integrity_monitor_run_batch(mon, kmsg, fe, handlers, data, batch) \
+	integrity_monitor_run_batch_sized((mon), (kmsg), (fe), (handlers), \
+					  sizeof(struct integrity_monitor_handlers), (data), (batch))
+
+/* Wait up to timeout_ms (-1: for ever) for kmsg or fe (may be NULL) to
+ * have something to read, or fe's mount table to change.  1 when
+ * something is there, 0 on time out or a signal, -errno. */
+int integrity_monitor_wait(struct integrity_kmsg *kmsg, struct integrity_fserror *fe, int timeout_ms);
+
+/*
+ * The monitor's counters in the text exposition format, for
+ * node_exporter's textfile collector: integrityctl_bad_blocks_total with
+ * source="kernel" by device and kind (the device labelled as every
+ * metrics file labels it: integrity_metrics_device_label(), through ctx),
+ * the rate limit's and the kernel log's counts (kmsg may be NULL), and
+ * the time of the last error.  0, or -errno when f failed.
+ */
+int integrity_monitor_metrics(const struct integrity_monitor *mon, struct integrity_context *ctx,
+			      const struct integrity_kmsg *kmsg, FILE *f);
 
 #ifdef __cplusplus
 }

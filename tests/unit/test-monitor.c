@@ -699,6 +699,122 @@ static void rescrub_reads_the_disk_below(void **state)
 	policy_close(&t);
 }
 
+/* What the handlers of integrity_monitor_run_batch() saw, in order. */
+struct seen {
+	char calls[64];
+	size_t n;
+	int stop_after;		/* stop() says yes from this call on; -1 never */
+	int stops;
+};
+
+static void seen_placed(const struct integrity_monitor_event *e, void *data)
+{
+	struct seen *s = data;
+	/* Before any scrub: none ran yet, for this event or any other. */
+	assert_false(e->rescrubbed);
+	s->calls[s->n++] = 'p';
+}
+
+static void seen_checked(const struct integrity_monitor_event *e, void *data)
+{
+	struct seen *s = data;
+	/* After its own scrub, when one was asked for and not stopped. */
+	assert_int_equal(e->rescrubbed, e->rescrub_wanted && s->stop_after < 0);
+	s->calls[s->n++] = 'c';
+}
+
+static bool seen_stop(void *data)
+{
+	struct seen *s = data;
+	return s->stop_after >= 0 && s->stops++ >= s->stop_after;
+}
+
+static void batch_in_order(void **state)
+{
+	struct policy t;
+	struct integrity_kmsg *k = NULL;
+	struct integrity_monitor_batch b;
+	char log[PATH_MAX + 16];
+	const struct integrity_monitor_handlers h = { seen_placed, seen_checked, seen_stop };
+	(void)state;
+
+	snprintf(log, sizeof(log), "%s/kmsg", root);
+	write_file(log, "3,1,1000,-;protection error, dev md0, sector 1000 op 0x0:(READ)\n"
+			"6,2,1001,-;hello\n"
+			"3,3,1002,-;protection error, dev sda1, sector 8 op 0x0:(READ)\n"
+			"3,4,1003,-;protection error, dev nvme0n1, sector 10 op 0x0:(READ)\n");
+	policy_open(&t, true);
+
+	/* Every event handed out before any scrub, then each after its own. */
+	struct seen s = { .stop_after = -1 };
+	assert_int_equal(integrity_kmsg_open(&k, log, NULL), 0);
+	assert_int_equal(integrity_monitor_run_batch(t.mon, k, NULL, &h, &s, &b), 0);
+	assert_int_equal(b.records, 3);
+	assert_int_equal(b.events, 3);
+	assert_int_equal(b.failures, 3);
+	assert_int_equal(b.fserror_err, 0);
+	assert_string_equal(s.calls, "pppccc");
+	for (size_t i = 0; i < 3; i++)
+		assert_true(integrity_monitor_event(t.mon, i)->rescrubbed);
+	/* Nothing more to read: no batch, the last one's events kept. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = -1;
+	assert_int_equal(integrity_monitor_run_batch(t.mon, k, NULL, &h, &s, &b), 0);
+	assert_int_equal(b.records, 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(integrity_monitor_event_count(t.mon), 3);
+	integrity_kmsg_free(k);
+
+	/* Stopped after two records: those two are a batch, shown unscrubbed. */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 2;
+	assert_int_equal(integrity_kmsg_open(&k, log, NULL), 0);
+	assert_int_equal(integrity_monitor_run_batch(t.mon, k, NULL, &h, &s, &b), 0);
+	assert_int_equal(b.records, 2);
+	assert_int_equal(b.events, 2);
+	assert_string_equal(s.calls, "ppcc");
+	assert_false(integrity_monitor_event(t.mon, 0)->rescrubbed);
+	assert_false(integrity_monitor_event(t.mon, 1)->rescrubbed);
+
+	/* Handlers are optional. */
+	assert_int_equal(integrity_monitor_run_batch(t.mon, k, NULL, NULL, NULL, &b), 0);
+	assert_int_equal(b.records, 1);
+	assert_true(integrity_monitor_event(t.mon, 0)->rescrubbed);
+	assert_int_equal(integrity_monitor_run_batch(t.mon, NULL, NULL, NULL, NULL, NULL), -EINVAL);
+	integrity_kmsg_free(k);
+	policy_close(&t);
+}
+
+/* The metrics file: counters by the label every metrics file uses. */
+static void metrics_written(void **state)
+{
+	struct policy t;
+	char *buf = NULL;
+	size_t len = 0;
+	(void)state;
+
+	policy_open(&t, false);
+	feed(t.mon, "3,1,1000,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	feed(t.mon, "3,2,5000000,-;protection error, dev nvme0n1, sector 100 op 0x0:(READ)");
+	feed(t.mon, "4,3,5000001,-;blk_print_req_error: 7 callbacks suppressed");
+	assert_int_equal(integrity_monitor_flush(t.mon), 2);
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(integrity_monitor_metrics(t.mon, t.ctx, NULL, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "# TYPE integrityctl_bad_blocks_total counter\n"));
+	assert_non_null(strstr(buf, "integrityctl_bad_blocks_total{device=\"/dev/nvme0n1\",source=\"kernel\","
+				    "kind=\"protection\"} 2\n"));
+	assert_non_null(strstr(buf, "integrityctl_kernel_errors_total{device=\"/dev/nvme0n1\",kind=\"protection\"} 2\n"));
+	assert_non_null(strstr(buf, "integrityctl_kernel_messages_suppressed_total 7\n"));
+	assert_non_null(strstr(buf, "integrityctl_kernel_last_error_timestamp_seconds "));
+	/* Without a kernel log, no count of its records. */
+	assert_null(strstr(buf, "integrityctl_monitor_records_total"));
+	free(buf);
+	assert_int_equal(integrity_monitor_metrics(t.mon, t.ctx, NULL, NULL), -EINVAL);
+	policy_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +829,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(storm_bounded_counts_exact, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(own_reads_are_no_errors, policy_setup, policy_teardown),
 		cmocka_unit_test_setup_teardown(rescrub_reads_the_disk_below, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(batch_in_order, policy_setup, policy_teardown),
+		cmocka_unit_test_setup_teardown(metrics_written, policy_setup, policy_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

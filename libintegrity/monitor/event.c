@@ -8,9 +8,14 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "internal.h"
+#include "device/device.h"
 #include "libintegrity/monitor.h"
 #include "libintegrity/owners.h"
 
@@ -36,17 +41,29 @@ static int dup_stable(const struct integrity_device *dev, const char **out)
 	return 0;
 }
 
-/* The size of the blocks of dev's page cache, as the kernel chooses it
- * when the device is opened (set_init_blocksize()): the logical block
- * size, doubled while it divides the device's size, up to a page.  A file
- * system mounted on the device may have set its own since (ext4 with 1 KiB
- * blocks); the usual 4 KiB is this one. */
+/* The size of the blocks of dev's page cache, which a Buffer I/O error
+ * counts.  On the live system the kernel's own (BLKBSZGET on the node,
+ * checked to be dev's): a file system mounted on the device has set it to
+ * its block size (ext4 with 1 KiB blocks); with nothing holding the device
+ * open, the open sets the size the kernel chooses.  That choice, else
+ * (set_init_blocksize()): the logical block size, doubled while it divides
+ * the device's size, up to a page. */
 static uint32_t page_cache_block(const struct integrity_device *dev, uint32_t lbs)
 {
 	uint64_t size = integrity_device_size(dev);
 	long page = sysconf(_SC_PAGESIZE);
 	uint32_t bs = lbs;
 
+	if (device_ctx(dev)->live) {
+		char node[PATH_MAX];
+		struct stat st;
+		int now = 0;
+		path_printf(node, sizeof(node), "/dev/%s", integrity_device_name(dev));
+		_cleanup_close_ int fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == device_devnum(dev) &&
+		    ioctl(fd, BLKBSZGET, &now) == 0 && now >= (int)lbs && (now & (now - 1)) == 0)
+			return (uint32_t)now;
+	}
 	while (page > 0 && bs < (uint32_t)page && !(size & bs))
 		bs <<= 1;
 	return bs;

@@ -314,6 +314,25 @@ SH
 	grep -qx 'integrityctl_kernel_messages_suppressed_total 7' metrics/integrityctl_monitor.prom
 }
 
+@test "monitor: a Buffer I/O error counts in the blocks the file system mounted there gave the device" {
+	random_file disk 33554432 53
+	loopdev=$(losetup -f --show disk)
+	k=${loopdev#/dev/}
+	mkfs.ext4 -q -F -b 1024 "$loopdev"
+	mkdir m
+	mount "$loopdev" m
+	random_file m/victim 65536 54
+	sync
+	# The victim's fourth 1 KiB block, as ext4's buffer heads number it.
+	blk=$(filefrag -v -b1024 m/victim | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 + 3; exit }')
+	[ -n "$blk" ]
+	printf '3,1,1000,-;Buffer I/O error on dev %s, logical block %d, async page read\n' "$k" "$blk" >kmsg
+	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub
+	assert_failure 1
+	[ "$(jq -c '[.kind, .sources, .lba, .count]' <<<"$output")" = "[\"io\",[\"buffer\"],$((blk * 2)),2]" ]
+	[ "$(jq -c '[.files[] | [.path, .offset]]' <<<"$output")" = "[[\"$PWD/m/victim\",3072]]" ]
+}
+
 @test "monitor: a storm of failures the driver and the block layer both log: each counted once" {
 	make_fs
 	for i in $(seq 0 39); do

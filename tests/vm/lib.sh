@@ -470,6 +470,16 @@ vm_boot() {
 	rm -f "$initrd" "$t.cpio"
 	cat "$t.qemu" >>"$con"
 
+	vm_result "vm_boot: $k" "$k $accel" "$n" "$res" "$st" "$con"
+}
+
+# What boot N left (its result serial RES, qemu's exit ST, its console
+# CON): VM_STATUS (the guest's, or 124 timed out, 125 kernel panic, 126
+# no result) and VM_OUTPUT, printed under "# boot N: LABEL"; WHO starts
+# the complaints. A failed boot fails the test even if the caller goes
+# on; 77 is a skip. Returns VM_STATUS.
+vm_result() {
+	local who=$1 label=$2 n=$3 res=$4 st=$5 con=$6 s
 	tr -d '\r' <"$res" >"$res.tmp" && mv "$res.tmp" "$res"
 	VM_OUTPUT=$(sed -n '/^@@VM-BEGIN@@$/,/^@@VM-END status=[0-9]*@@$/p' "$res" | sed '1d;$d')
 	s=$(sed -n 's/^@@VM-END status=\([0-9]*\)@@$/\1/p' "$res")
@@ -477,20 +487,19 @@ vm_boot() {
 		VM_STATUS=$s
 	elif [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
 		VM_STATUS=124; VM_OUTPUT=$(sed '1d' "$res")
-		echo "vm_boot: $k: timed out after ${VM_TIMEOUT}s (console: $con)" >&2
+		echo "$who: timed out after ${VM_TIMEOUT}s (console: $con)" >&2
 	elif grep -q 'Kernel panic' "$con"; then
 		VM_STATUS=125; VM_OUTPUT=$(sed '1d' "$res")
-		echo "vm_boot: $k: kernel panic (console: $con)" >&2
+		echo "$who: kernel panic (console: $con)" >&2
 	else
 		VM_STATUS=126; VM_OUTPUT=$(sed '1d' "$res")
-		echo "vm_boot: $k: no result, qemu exit $st (console: $con)" >&2
+		echo "$who: no result, qemu exit $st (console: $con)" >&2
 	fi
 	if [ "$VM_STATUS" -ge 124 ]; then
-		echo "# --- console tail ---"; tail -n 25 "$con" | sed 's/^/#   /'
+		echo "# --- console tail ---"; tail -n 40 "$con" | sed 's/^/#   /'
 	fi
-	echo "# boot $n: $k $accel ${VM_BOOT_SECONDS}s, status $VM_STATUS"
+	echo "# boot $n: $label ${VM_BOOT_SECONDS}s, status $VM_STATUS"
 	[ -n "$VM_OUTPUT" ] && printf '%s\n' "$VM_OUTPUT"
-	# A failed boot fails the test even if the caller goes on; 77 is a skip.
 	case $VM_STATUS in
 	0|77) ;;
 	*) [ -n "${VM_ALLOW_FAIL:-}" ] || VM_HOST_FAILS=$((VM_HOST_FAILS + 1)) ;;

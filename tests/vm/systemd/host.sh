@@ -274,26 +274,5 @@ sd_boot() {
 	cat "$t.qemu" >>"$con"
 	rm -f "$t.tar"
 
-	tr -d '\r' <"$res" >"$res.tmp" && mv "$res.tmp" "$res"
-	VM_OUTPUT=$(sed -n '/^@@VM-BEGIN@@$/,/^@@VM-END status=[0-9]*@@$/p' "$res" | sed '1d;$d')
-	s=$(sed -n 's/^@@VM-END status=\([0-9]*\)@@$/\1/p' "$res")
-	if [ -n "$s" ]; then
-		VM_STATUS=$s
-	elif [ "$st" -eq 124 ] || [ "$st" -eq 137 ]; then
-		VM_STATUS=124; VM_OUTPUT=$(sed '1d' "$res")
-		echo "sd_boot: timed out after ${VM_TIMEOUT}s (console: $con)" >&2
-	else
-		VM_STATUS=126; VM_OUTPUT=$(sed '1d' "$res")
-		echo "sd_boot: no result, qemu exit $st (console: $con)" >&2
-	fi
-	if [ "$VM_STATUS" -ge 124 ]; then
-		echo "# --- console tail ---"; tail -n 40 "$con" | sed 's/^/#   /'
-	fi
-	echo "# boot $n: systemd on $SD_KERNEL $accel ${VM_BOOT_SECONDS}s, status $VM_STATUS"
-	[ -n "$VM_OUTPUT" ] && printf '%s\n' "$VM_OUTPUT"
-	case $VM_STATUS in
-	0|77) ;;
-	*) [ -n "${VM_ALLOW_FAIL:-}" ] || VM_HOST_FAILS=$((VM_HOST_FAILS + 1)) ;;
-	esac
-	return "$VM_STATUS"
+	vm_result sd_boot "systemd on $SD_KERNEL $accel" "$n" "$res" "$st" "$con"
 }

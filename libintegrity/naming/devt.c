@@ -900,13 +900,20 @@ INTEGRITY_EXPORT int integrity_resolve_key(struct integrity_context *ctx, const 
 					return -ENOTBLK;
 				return resolve_devt(ctx, major(st.st_rdev), minor(st.st_rdev), flags, resp);
 			}
-			return resolve_name(ctx, k.value + 5, flags, resp);
+			/* No node: /dev/NAME, /dev/mapper/NAME, /dev/VG/LV by name. */
+			return resolve_name(ctx, k.value, flags, resp);
 		}
 		return resolve_name(ctx, k.value, flags, resp);
 	case KEY_LINK:
 		if (!link_tail(k.value)) {
-			if (stat(k.value, &st) < 0)
-				return -errno;
+			if (stat(k.value, &st) < 0) {
+				r = -errno;
+				/* VG/LV: LVM's name for a device-mapper device. */
+				if (r == -ENOENT && k.value[0] != '/' &&
+				    (r = resolve_name(ctx, k.value, flags, resp)) == -ENODEV)
+					r = -ENOENT;
+				return r;
+			}
 			if (!S_ISBLK(st.st_mode))
 				return -ENOTBLK;
 			return resolve_devt(ctx, major(st.st_rdev), minor(st.st_rdev), flags, resp);

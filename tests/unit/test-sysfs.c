@@ -335,6 +335,48 @@ static void mountinfo_lines(void **state)
 	assert_int_equal(mountinfo_foreach(path, collect, &seen), -ENOENT);
 }
 
+/* Device-mapper devices by the names people give: the name in
+ * /dev/mapper, LVM's VG/LV (dashes doubled in the dm name), each path. */
+static void device_mapper_names(void **state)
+{
+	struct integrity_context *ctx;
+	struct integrity_device *dev;
+	struct integrity_resolve *res;
+	(void)state;
+
+	char dir[PATH_MAX];
+	static const char *const dm[][2] = { { "dm-0", "vg--data-lv--home" }, { "dm-1", "lin1" } };
+	for (unsigned i = 0; i < 2; i++) {
+		char devt[16];
+		snprintf(devt, sizeof(devt), "253:%u", i);
+		disk(dm[i][0], devt, 2048, 512);
+		snprintf(dir, sizeof(dir), "%s/devices/virtual/block/%s/dm", root, dm[i][0]);
+		mkdirs("%s", dir);
+		put(dir, "name", "%s", dm[i][1]);
+	}
+	assert_int_equal(integrity_context_new(&ctx, root), 0);
+	static const struct {
+		const char *spec, *name;
+	} names[] = {
+		{ "vg-data/lv-home", "dm-0" }, { "/dev/vg-data/lv-home", "dm-0" },
+		{ "/dev/mapper/vg--data-lv--home", "dm-0" }, { "vg--data-lv--home", "dm-0" },
+		{ "lin1", "dm-1" }, { "/dev/mapper/lin1", "dm-1" }, { "253:1", "dm-1" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(integrity_device_new(ctx, names[i].spec, &dev), 0);
+		assert_string_equal(integrity_device_name(dev), names[i].name);
+		integrity_device_free(dev);
+		assert_int_equal(integrity_resolve_key(ctx, names[i].spec, 0, &res), 0);
+		assert_string_equal(integrity_resolve_name(res), names[i].name);
+		integrity_resolve_free(res);
+	}
+	/* Names of nothing: a volume that is not there, a relative path. */
+	assert_int_equal(integrity_resolve_key(ctx, "vg-data/lv-gone", 0, &res), -ENOENT);
+	assert_int_equal(integrity_resolve_key(ctx, "no/such/file", 0, &res), -ENOENT);
+	assert_int_equal(integrity_device_new(ctx, "vg-data/lv-gone", &dev), -ENODEV);
+	integrity_context_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +388,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(md_member_offset_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(md_below_by_role, setup, teardown),
 		cmocka_unit_test_setup_teardown(mountinfo_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(device_mapper_names, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

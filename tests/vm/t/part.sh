@@ -70,5 +70,17 @@ expect_eq "delete a held partition: exit status" "$?" 3
 expect_match "delete a held partition: message" "$_o" "partition 1: cannot delete: ${a}p1 .* is held by dm-[0-9]+ \\(lin1\\)"
 expect_eq "the held partition stays" "$(cat /sys/block/$a/${a}p1/partition)" 1
 dmsetup remove lin1 || vm_fail "dmsetup remove lin1"
+
+# Device-mapper devices by every name people give them: LVM names its
+# volume VG-LV with dashes doubled; the node may be missing.
+dmsetup create vg--a-lv --table "0 2048 linear /dev/${a}p2 0" || vm_fail "dmsetup create vg--a-lv"
+dm=$(grep -lx vg--a-lv /sys/block/dm-*/dm/name | cut -d/ -f4)
+for k in vg-a/lv /dev/vg-a/lv /dev/mapper/vg--a-lv vg--a-lv "$(cat /sys/block/$dm/dev)"; do
+	expect_eq "resolve $k" "$(integrityctl resolve -n -r -o KNAME,NAME "$k" 2>&1)" "$dm vg--a-lv"
+done
+rm -f /dev/mapper/vg--a-lv
+expect_eq "resolve vg-a/lv without its node" "$(integrityctl resolve -n -r -o KNAME vg-a/lv 2>&1)" "$dm"
+dmsetup mknodes vg--a-lv
+dmsetup remove vg--a-lv || vm_fail "dmsetup remove vg--a-lv"
 '
 }

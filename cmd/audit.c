@@ -208,7 +208,7 @@ int cmd_audit(int argc, const char **argv)
 		{ "state-dir", '\0', POPT_ARG_STRING, &o.state_dir, 0,
 		  "where scrub checkpoints are kept (default DIR" DEFAULT_STATE_DIR ")", "DIR" },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;

@@ -22,6 +22,9 @@ enum {
 	EXIT_USAGE = 2,		/* usage error, bad input */
 	EXIT_FAIL = 3,		/* operational failure */
 	EXIT_INTERRUPTED = 4,	/* interrupted, state saved */
+	/* parse_options() printed the help: the command returns it, and the
+	 * program exits 0. */
+	EXIT_HELP = 0x100,
 };
 
 /* Where scrubs keep their checkpoints (scrub --state-dir; audit reads them). */
@@ -44,6 +47,12 @@ extern struct poptOption global_option_table[];
 
 #define GLOBAL_OPTIONS \
 	{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, global_option_table, 0, "Global options:", NULL }
+
+/* -h/--help in the table of a command whose help is its options alone:
+ * parse_options() prints it and returns EXIT_HELP.  (-? and --usage, popt's
+ * spellings, are taken as --help before any command runs.) */
+#define OPT_HELP 0x4000
+#define HELP_OPTION { "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help", NULL }
 
 /* "integrityctl: OBJECT: what failed: why"; why from a negative or positive errno
  * (0: none).  Return the exit code so that callers can `return fail(...)`. */
@@ -88,7 +97,8 @@ int open_device(const char *name, struct integrity_context **ctx, struct integri
 size_t edit_distance(const char *a, const char *b);
 
 /* popt helpers: a context for argv, parsed; on a popt error print it and
- * return EXIT_USAGE.  Returns 0 and sets *ctx otherwise. */
+ * return EXIT_USAGE; with HELP_OPTION given, print the help and return
+ * EXIT_HELP.  Returns 0 and sets *ctx otherwise. */
 int parse_options(poptContext *ctx, const char *name, int argc, const char **argv,
 		  const struct poptOption *table, const char *usage);
 

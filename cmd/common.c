@@ -172,8 +172,9 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	poptContext ctx = poptGetContext(name, argc, argv, table, 0);
 
 	poptSetOtherOptionHelp(ctx, usage);
+	bool help = false;
 	while ((rc = poptGetNextOpt(ctx)) > 0)
-		;
+		help |= rc == OPT_HELP;
 	if (rc < -1) {
 		/* name is "integrityctl COMMAND": the prefix once, as every
 		 * message has it ("integrityctl: COMMAND: ..."). */
@@ -191,6 +192,12 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 		poptFreeContext(ctx);
 		*ctxp = NULL;
 		return EXIT_USAGE;
+	}
+	if (help) {
+		poptPrintHelp(ctx, stdout, 0);
+		poptFreeContext(ctx);
+		*ctxp = NULL;
+		return EXIT_HELP;
 	}
 	if (gopt.output && gopt.output_all) {
 		fprintf(stderr, "integrityctl: %s: -o/--output and --output-all: choose one\n", command_of(name));

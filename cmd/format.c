@@ -392,7 +392,7 @@ int cmd_format(int argc, const char **argv)
 		{ "dry-run", '\0', POPT_ARG_NONE, &o.dry_run, 0, "show the plan, change nothing", NULL },
 		{ "yes", 'y', POPT_ARG_NONE, &o.yes, 0, "do not ask for confirmation", NULL },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;

@@ -103,7 +103,7 @@ static int run(int argc, const char **argv)
 	struct poptOption table[] = {
 		{ "version", 'V', POPT_ARG_NONE, &version, 0, NULL, NULL },
 		{ "help", 'h', POPT_ARG_NONE, &help, 0, NULL, NULL },
-		{ "usage", '\0', POPT_ARG_NONE, &help, 0, NULL, NULL },
+		{ "usage", '?', POPT_ARG_NONE, &help, 0, NULL, NULL },
 		GLOBAL_OPTIONS,
 		POPT_TABLEEND
 	};
@@ -150,7 +150,7 @@ static int run(int argc, const char **argv)
 			print_version();
 			return EXIT_CLEAN;
 		}
-		if (!strcmp(cargv[i], "-h"))
+		if (!strcmp(cargv[i], "-h") || !strcmp(cargv[i], "-?") || !strcmp(cargv[i], "--usage"))
 			cargv[i] = "--help";
 	}
 
@@ -158,6 +158,8 @@ static int run(int argc, const char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cargv[0], commands[i].name) == 0)
 			ret = commands[i].fn(nrest, cargv);
+	if (ret == EXIT_HELP)
+		return EXIT_CLEAN;
 	if (ret < 0) {
 		const char *near = nearest_command(cargv[0]);
 		fprintf(stderr, "integrityctl: '%s' is not a command.", cargv[0]);

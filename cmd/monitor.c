@@ -763,7 +763,7 @@ int cmd_monitor(int argc, const char **argv)
 		{ "journal-dir", '\0', POPT_ARG_STRING, &o.journal_dir, 0,
 		  "with --list: read the journal files in DIR (another system's) instead of the monitor's events", "DIR" },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;

@@ -163,7 +163,7 @@ static int pi_generate(int argc, const char **argv)
 		{ "output", 'o', POPT_ARG_STRING | POPT_ARGFLAG_DOC_HIDDEN, &o.out_old, 0, NULL, "OUT" },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0, "Protection:", NULL },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;
@@ -300,7 +300,7 @@ static int pi_verify(int argc, const char **argv)
 		  "stop at the first bad block", NULL },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0, "Protection:", NULL },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;
@@ -391,7 +391,7 @@ static int pi_inject(int argc, const char **argv)
 		{ "tag", 't', POPT_ARG_STRING, &o.tag, 0, "what to corrupt", "guard|app|ref|data" },
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0, "Protection:", NULL },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;

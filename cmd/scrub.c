@@ -195,7 +195,7 @@ int cmd_scrub(int argc, const char **argv)
 		{ NULL, '\0', POPT_ARG_INCLUDE_TABLE, pi_option_table, 0,
 		  "Protection of an image or a device with external PI:", NULL },
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	struct integrity_scrub_params params = { 0 };

@@ -54,7 +54,7 @@ int cmd_set(int argc, const char **argv)
 {
 	struct poptOption table[] = {
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	static const char usage[] = "DEVICE read-verify=on|off write-generate=on|off";

@@ -532,7 +532,7 @@ int cmd_show(int argc, const char **argv)
 {
 	struct poptOption table[] = {
 		GLOBAL_OPTIONS,
-		POPT_AUTOHELP
+		HELP_OPTION,
 		POPT_TABLEEND
 	};
 	_cleanup_popt_ poptContext pc = NULL;

@@ -307,6 +307,28 @@ Try 'integrityctl scrub --help'." ]
 	run --separate-stderr ictl pi verify -h
 	assert_success
 	assert_line --index 0 --regexp "^Usage: integrityctl pi verify "
+	# One help option, listed the same way by every command that has
+	# options; popt's spellings mean the same everywhere.
+	local IFS=$'\n' h help
+	for cmd in $(ictl --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }' |
+		sed 's/^pi$/pi\npi generate\npi verify\npi inject/; s/^part$/part\npart list\npart create\npart delete\npart sync/'); do
+		IFS=' '
+		run --separate-stderr ictl $cmd --help
+		assert_success
+		help=$output
+		refute_line --partial 'Help options'
+		case $cmd in
+		pi | part) ;;
+		*) assert_line --regexp '^  -h, --help +show this help' ;;
+		esac
+		for h in '-?' --usage; do
+			run --separate-stderr ictl $cmd "$h"
+			assert_success
+			assert_output "$help"
+		done
+		IFS=$'\n'
+	done
+	IFS=$' \t\n'
 	# After "--", -h is an argument.
 	run --separate-stderr ictl resolve -- -h
 	[ "$status" -ne 0 ]

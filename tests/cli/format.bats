@@ -72,27 +72,6 @@ teardown() {
 	assert_output --partial "is a loop device, neither a SCSI disk nor an NVMe namespace"
 }
 
-# Hold a device open with O_EXCL, as a mounted file system does; returns
-# once it is held (the holder says so through a FIFO, opened whatever
-# happens, so the wait always ends).
-hold_excl() {
-	local said
-	rm -f held
-	mkfifo held
-	python3 -c 'import os, sys, time
-try:
-    os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
-    said = "held"
-except OSError as e:
-    said = str(e)
-with open(sys.argv[2], "w") as f:
-    f.write(said + "\n")
-time.sleep(120)' "$1" held 3>&- 4>&- &
-	echo $! >>pids
-	read -r said <held
-	[ "$said" = held ] || { echo "cannot hold $1: $said" >&2; return 1; }
-}
-
 # format, a dry run or not, is refused with exit 3 naming WHY, and changes nothing.
 refused() {
 	local sum

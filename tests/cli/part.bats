@@ -44,31 +44,6 @@ part_node() {
 	esac
 }
 
-# Hold a device open with O_EXCL, as a mounted file system does, until
-# teardown kills the holder.  It says through a FIFO when it holds it.
-hold_excl() {
-	local ready="$BATS_TEST_TMPDIR/held.$$.$RANDOM" fd line=
-	rm -f "$ready"
-	mkfifo "$ready"
-	python3 -c 'import os, signal, sys
-try:
-    os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
-    msg = "held"
-except OSError as e:
-    msg = str(e)
-with open(sys.argv[2], "w") as f:
-    f.write(msg + "\n")
-if msg == "held":
-    signal.pause()' "$1" "$ready" 3>&- 4>&- &
-	echo $! >>pids
-	# Opened read-write, the FIFO never blocks the open; the bound is for
-	# a holder that never starts.
-	exec {fd}<>"$ready"
-	read -r -t 300 -u "$fd" line || true
-	exec {fd}<&-
-	[ "$line" = held ] || { echo "hold_excl $1: ${line:-no answer}" >&2; return 1; }
-}
-
 # The kernel's partitions of a disk: "N MAJ START SIZE" per line.
 sysfs_parts() {
 	local disk=${1#/dev/} d n devt start size

@@ -26,13 +26,14 @@ teardown() {
 	[ -z "${loopdev:-}" ] || losetup -d "$loopdev"
 }
 
-# A loop device with ext4 mounted on m and m/victim; lba: the device's LBA
-# (512-byte blocks) of the victim's byte 8192; k: its kernel name.
+# A loop device with ext4 (of BLOCK_SIZE blocks, 4096) mounted on m and
+# m/victim; lba: the device's LBA (512-byte blocks) of the victim's byte
+# 8192; k: its kernel name.
 make_fs() {
 	random_file disk 33554432 51
 	loopdev=$(losetup -f --show disk)
 	k=${loopdev#/dev/}
-	mkfs.ext4 -q -F -b 4096 "$loopdev"
+	mkfs.ext4 -q -F -b "${1:-4096}" "$loopdev"
 	mkdir m
 	mount "$loopdev" m
 	random_file m/victim 65536 52
@@ -315,22 +316,15 @@ SH
 }
 
 @test "monitor: a Buffer I/O error counts in the blocks the file system mounted there gave the device" {
-	random_file disk 33554432 53
-	loopdev=$(losetup -f --show disk)
-	k=${loopdev#/dev/}
-	mkfs.ext4 -q -F -b 1024 "$loopdev"
-	mkdir m
-	mount "$loopdev" m
-	random_file m/victim 65536 54
-	sync
-	# The victim's fourth 1 KiB block, as ext4's buffer heads number it.
-	blk=$(filefrag -v -b1024 m/victim | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 + 3; exit }')
-	[ -n "$blk" ]
+	make_fs 1024
+	# The victim's ninth 1 KiB block (its byte 8192), as ext4's buffer
+	# heads number it.
+	blk=$((lba / 2))
 	printf '3,1,1000,-;Buffer I/O error on dev %s, logical block %d, async page read\n' "$k" "$blk" >kmsg
 	run --separate-stderr ictl -J monitor --kmsg kmsg --no-state --no-rescrub
 	assert_failure 1
 	[ "$(jq -c '[.kind, .sources, .lba, .count]' <<<"$output")" = "[\"io\",[\"buffer\"],$((blk * 2)),2]" ]
-	[ "$(jq -c '[.files[] | [.path, .offset]]' <<<"$output")" = "[[\"$PWD/m/victim\",3072]]" ]
+	[ "$(jq -c '[.files[] | [.path, .offset]]' <<<"$output")" = "[[\"$PWD/m/victim\",8192]]" ]
 }
 
 @test "monitor: a storm of failures the driver and the block layer both log: each counted once" {

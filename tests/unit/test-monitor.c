@@ -738,11 +738,13 @@ static void batch_in_order(void **state)
 	const struct integrity_monitor_handlers h = { seen_placed, seen_checked, seen_stop };
 	(void)state;
 
+	/* A disk no machine has: the re-scrubs run, and find no node. */
+	disk("nvme97n9", "259:97", 1 << 20, 512);
 	snprintf(log, sizeof(log), "%s/kmsg", root);
-	write_file(log, "3,1,1000,-;protection error, dev md0, sector 1000 op 0x0:(READ)\n"
+	write_file(log, "3,1,1000,-;protection error, dev nvme97n9, sector 1000 op 0x0:(READ)\n"
 			"6,2,1001,-;hello\n"
-			"3,3,1002,-;protection error, dev sda1, sector 8 op 0x0:(READ)\n"
-			"3,4,1003,-;protection error, dev nvme0n1, sector 10 op 0x0:(READ)\n");
+			"3,3,3002000,-;protection error, dev nvme97n9, sector 8 op 0x0:(READ)\n"
+			"3,4,6003000,-;protection error, dev nvme97n9, sector 5000 op 0x0:(READ)\n");
 	policy_open(&t, true);
 
 	/* Every event handed out before any scrub, then each after its own. */
@@ -754,8 +756,10 @@ static void batch_in_order(void **state)
 	assert_int_equal(b.failures, 3);
 	assert_int_equal(b.fserror_err, 0);
 	assert_string_equal(s.calls, "pppccc");
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 3; i++) {
 		assert_true(integrity_monitor_event(t.mon, i)->rescrubbed);
+		assert_int_not_equal(integrity_monitor_event(t.mon, i)->rescrub_result, 0);
+	}
 	/* Nothing more to read: no batch, the last one's events kept. */
 	memset(&s, 0, sizeof(s));
 	s.stop_after = -1;

@@ -628,6 +628,37 @@ INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, b
 }
 
 /*
+ * The sums of eight whole 512-byte blocks at p, stride apart, into v[0..1]
+ * (four blocks' in the 128-bit parts of each): each block folded 64 bytes
+ * at a time, the eight folds interleaved so that their latencies overlap
+ * and one fold constant in a register serves all eight, then the last four
+ * lanes of each times their constants.
+ */
+INLINE TARGET_VPCLMUL void sums512_x8(uint64_t s, const uint8_t *p, size_t stride,
+				      const struct clmul_consts *c, bool reflected, unsigned bits,
+				      __m512i v[2])
+{
+	__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
+	__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold64));
+	const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
+	__m512i t[8];
+
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < 8; i++)
+		t[i] = _mm512_xor_si512(zload(p + i * stride, reflected), first);
+#pragma GCC unroll 8
+	for (unsigned j = 1; j < 8; j++)
+#pragma GCC unroll 8
+		for (unsigned i = 0; i < 8; i++)
+			t[i] = zfold(t[i], f, zload(p + i * stride + 64 * j, reflected));
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < 8; i++)
+		t[i] = zmul_add(_mm512_setzero_si512(), t[i], k[28]);
+	v[0] = zfold_lanes_x4(t);
+	v[1] = zfold_lanes_x4(t + 4);
+}
+
+/*
  * CRC states of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
  * >= 16): the buffers' sums side by side, then Barrett reductions of four
  * at a time in the four 128-bit parts of a vector.  Buffers past n are not
@@ -639,44 +670,24 @@ INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, const uint8_t *p, size_t
 {
 	__m512i v[CRC_BATCH / 4];
 
-	if (n == CRC_BATCH && len == 512) {
-		/*
-		 * Whole 512-byte blocks: each folded 64 bytes at a time, the
-		 * eight folds interleaved so that their latencies overlap,
-		 * then the last four lanes of each times their constants.
-		 */
-		__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
-		__m512i t[CRC_BATCH];
-		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
-
-		__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold64));
-
-#pragma GCC unroll 8
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = _mm512_xor_si512(zload(p + i * stride, reflected), first);
-#pragma GCC unroll 8
-		for (unsigned j = 1; j < 8; j++)
-#pragma GCC unroll 8
-			for (unsigned i = 0; i < CRC_BATCH; i++)
-				t[i] = zfold(t[i], f, zload(p + i * stride + 64 * j, reflected));
-#pragma GCC unroll 8
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = zmul_add(_mm512_setzero_si512(), t[i], k[28]);
-#pragma GCC unroll 2
-		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-			v[g] = zfold_lanes_x4(t + 4 * g);
-	} else {
-		__m128i t[CRC_BATCH];
-
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
-				     : _mm_setzero_si128();
-		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-			v[g] = _mm512_inserti64x4(
-				_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
-				_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
+	if (len == 512 && n % 8 == 0) {
+		/* Whole 512-byte blocks, eight at a time. */
+		for (unsigned g = 0; g < n / 8; g++)
+			sums512_x8(s, p + 8 * g * stride, stride, c, reflected, bits, v + 2 * g);
+		for (unsigned g = 0; g < n / 4; g++)
+			barrett_x4(v[g], c, reflected, bits, out + 4 * g);
+		return;
 	}
-#pragma GCC unroll 2
+
+	__m128i t[CRC_BATCH];
+
+	for (unsigned i = 0; i < CRC_BATCH; i++)
+		t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
+			     : _mm_setzero_si128();
+	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
+		v[g] = _mm512_inserti64x4(
+			_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
+			_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
 	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
 		barrett_x4(v[g], c, reflected, bits, out + 4 * g);
 }

@@ -588,7 +588,7 @@ static void test_batch_matches_single(void **state)
  * application tag checked in full and in part: the same errors batched as
  * one block at a time, and for a flip in a checked bit, at least one; in a
  * whole batch (the blocks folded side by side) and in the partial one after
- * it. */
+ * it, with metadata of the tuple's size and larger. */
 static void test_batch_tuple_bit_flips(void **state)
 {
 	const struct integrity_profile *prof;
@@ -606,15 +606,17 @@ static void test_batch_tuple_bit_flips(void **state)
 		if (!tsize)
 			continue;
 		for (int layout = 0; layout < 2; layout++)
-			for (int mask = 0; mask < 2; mask++) {
+			for (int mask = 0; mask < 4; mask++) {
+				/* Metadata of the tuple's size too: separate
+				 * tuples back to back are compared as vectors. */
 				struct integrity_pi_params p = {
 					.profile = prof,
 					.interval = 512,
-					.metadata_size = tsize + 8,
+					.metadata_size = mask & 2 ? tsize : tsize + 8,
 					.layout = (enum integrity_layout)layout,
 					.seed = 0x123456789Aull,
 					.app_tag = 0x5AA5,
-					.app_mask = mask ? 0x0FF0 : 0xFFFF,
+					.app_mask = mask & 1 ? 0x0FF0 : 0xFFFF,
 				};
 				struct buffers b;
 				struct integrity_pi_ctx *single;

@@ -628,8 +628,9 @@ static void test_batch_tuple_bit_flips(void **state)
 				pi_ctx_set_batch(single, false);
 				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, FLIP_BLOCKS, 7), 0);
 				for (unsigned bit = 0; bit < 2 * 8 * tsize; bit++) {
-					/* Block 5 of the whole batch, then of the partial one. */
-					uint64_t blk = bit < 8 * tsize ? 5 : CRC_BATCH + 5;
+					/* Each bit in the whole batch, then in the partial
+					 * one, in every block of them in turn. */
+					uint64_t blk = bit < 8 * tsize ? bit % CRC_BATCH : CRC_BATCH + bit % 9;
 					unsigned tb = bit % (8 * tsize);
 					uint8_t *t = prop_tuple(b.ctx, b.data, b.md, blk);
 					struct integrity_pi_error e[2][4];

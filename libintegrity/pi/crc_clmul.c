@@ -601,9 +601,9 @@ INLINE TARGET_VPCLMUL __m512i zfold_lanes_x4(const __m512i t[4])
 				_mm512_shuffle_i64x2(s01, s23, 0xDD));
 }
 
-/* Barrett reduction of the four 128-bit parts of v into out[0..3]. */
-INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, bool reflected,
-				      unsigned bits, uint64_t out[4])
+/* Barrett reduction of the four 128-bit parts of v: the four CRC states. */
+INLINE TARGET_VPCLMUL __m256i barrett_x4(__m512i v, const struct clmul_consts *c, bool reflected,
+					 unsigned bits)
 {
 	__m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->barrett));
 
@@ -613,8 +613,8 @@ INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, b
 
 		/* The low qwords of the four parts. */
 		r = _mm512_srli_epi64(r, 64 - bits);
-		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
-			_mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), r)));
+		return _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), r));
 	} else {
 		__m512i q = _mm512_clmulepi64_epi128(v, b, 0x00);
 		__m512i r = _mm512_xor_si512(_mm512_clmulepi64_epi128(q, b, 0x10), v);
@@ -622,8 +622,8 @@ INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, b
 		/* The high qwords, plus for n = 64 the dropped Q * 1. */
 		if (bits == 64)
 			r = _mm512_xor_si512(r, _mm512_bslli_epi128(q, 8));
-		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
-			_mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 7, 5, 3, 1), r)));
+		return _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 7, 5, 3, 1), r));
 	}
 }
 
@@ -659,37 +659,49 @@ INLINE TARGET_VPCLMUL void sums512_x8(uint64_t s, const uint8_t *p, size_t strid
 }
 
 /*
- * CRC states of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
- * >= 16): the buffers' sums side by side, then Barrett reductions of four
- * at a time in the four 128-bit parts of a vector.  Buffers past n are not
- * read.
+ * The CRCs of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
+ * >= 16), started from s and finished by XOR with fin, into out[0..n-1]:
+ * the buffers' sums side by side, then Barrett reductions of four at a
+ * time in the four 128-bit parts of a vector.  Buffers past n are not read.
  */
-INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, const uint8_t *p, size_t stride,
-					    size_t len, unsigned n, const struct clmul_consts *c,
-					    bool reflected, unsigned bits, uint64_t out[CRC_BATCH])
+INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, uint64_t fin, const uint8_t *p,
+					    size_t stride, size_t len, unsigned n,
+					    const struct clmul_consts *c, bool reflected,
+					    unsigned bits, uint64_t *out)
 {
+	uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
 	__m512i v[CRC_BATCH / 4];
 
 	if (len == 512 && n % 8 == 0) {
-		/* Whole 512-byte blocks, eight at a time. */
-		for (unsigned g = 0; g < n / 8; g++)
-			sums512_x8(s, p + 8 * g * stride, stride, c, reflected, bits, v + 2 * g);
-		for (unsigned g = 0; g < n / 4; g++)
-			barrett_x4(v[g], c, reflected, bits, out + 4 * g);
+		/* Whole 512-byte blocks, eight at a time, finished and stored
+		 * as one vector each, which the caller's vector load of them
+		 * gets straight from the store. */
+		for (unsigned g = 0; g < n / 8; g++) {
+			sums512_x8(s, p + 8 * g * stride, stride, c, reflected, bits, v);
+			__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(
+				barrett_x4(v[0], c, reflected, bits)), barrett_x4(v[1], c, reflected, bits), 1);
+
+			r = _mm512_ternarylogic_epi64(r, _mm512_set1_epi64((long long)fin),
+						      _mm512_set1_epi64((long long)mask), 0x28);
+			_mm512_storeu_si512(out + 8 * g, r);
+		}
 		return;
 	}
 
 	__m128i t[CRC_BATCH];
+	uint64_t r[CRC_BATCH];
 
 	for (unsigned i = 0; i < CRC_BATCH; i++)
 		t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
 			     : _mm_setzero_si128();
-	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
+	for (unsigned g = 0; g < CRC_BATCH / 4; g++) {
 		v[g] = _mm512_inserti64x4(
 			_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
 			_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
-	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-		barrett_x4(v[g], c, reflected, bits, out + 4 * g);
+		_mm256_storeu_si256((__m256i *)(r + 4 * g), barrett_x4(v[g], c, reflected, bits));
+	}
+	for (unsigned i = 0; i < n; i++)
+		out[i] = (r[i] ^ fin) & mask;
 }
 
 static TARGET_VPCLMUL uint16_t vpclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
@@ -750,7 +762,7 @@ INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t 
 					uint64_t *out, const struct clmul_consts *c, bool reflected,
 					unsigned bits)
 {
-	uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1, r[CRC_BATCH];
+	uint64_t ones = reflected ? (bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1) : 0;
 
 	if (len < 16 || (len & 15)) {
 		for (unsigned i = 0; i < n; i++)
@@ -759,9 +771,7 @@ INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t 
 					      vpclmul_crc64_nvme(0, p + i * stride, len);
 		return;
 	}
-	crc_avx512_batch(reflected ? mask : 0, p, stride, len, n, c, reflected, bits, r);
-	for (unsigned i = 0; i < n; i++)
-		out[i] = (reflected ? ~r[i] : r[i]) & mask;
+	crc_avx512_batch(ones, ones, p, stride, len, n, c, reflected, bits, out);
 }
 
 static TARGET_VPCLMUL void vpclmul_crc16_t10dif_batch(const uint8_t *p, size_t stride, size_t len,

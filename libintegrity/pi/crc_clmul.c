@@ -20,10 +20,11 @@
  * first message bit; or (the VPCLMULQDQ path for whole 512-byte blocks)
  * reverse the bits of each byte, one GF(2) affine transform that costs less
  * than the byte shuffle there, and are then the reflected CRC with the same
- * generator, whose result is the MSB-first one bit-reversed.  Reflected CRCs (CRC32C, CRC64-NVMe) keep the bytes as
- * loaded: bit 0 holds the first message bit, and a carry-less product of
- * two reflected 64-bit values is the reflected product times x, which the
- * constants absorb (x^(e-1) instead of x^e).
+ * generator, whose result is the MSB-first one bit-reversed.  Reflected
+ * CRCs (CRC32C, CRC64-NVMe) keep the bytes as loaded: bit 0 holds the first
+ * message bit, and a carry-less product of two reflected 64-bit values is
+ * the reflected product times x, which the constants absorb (x^(e-1)
+ * instead of x^e).
  *
  * The constants are computed once, at first use, from the generators.
  */
@@ -699,19 +700,20 @@ INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, uint64_t fin, const uint
 		/*
 		 * Whole 512-byte blocks, eight at a time, finished and stored
 		 * as one vector each, which the caller's vector load of them
-		 * gets straight from the store.  An MSB-first CRC as the
-		 * reflected one of the bit-reversed bytes: its result
-		 * bit-reversed (the bits of each byte, then the bytes).
+		 * gets straight from the store.  Every CRC is reflected
+		 * here: an MSB-first one as the reflected one of the
+		 * bit-reversed bytes, its result bit-reversed (the bits of
+		 * each byte, then the bytes).
 		 */
 		bool bitrev = !reflected;
 
 		if (bitrev)
 			c = crev;
 		for (unsigned g = 0; g < n / 8; g++) {
-			sums512_x8(s, p + 8 * g * stride, stride, c, reflected || bitrev, bitrev, bits, v);
+			sums512_x8(s, p + 8 * g * stride, stride, c, true, bitrev, bits, v);
 			__m512i r = _mm512_inserti64x4(
-				_mm512_castsi256_si512(barrett_x4(v[0], c, reflected || bitrev, bits)),
-				barrett_x4(v[1], c, reflected || bitrev, bits), 1);
+				_mm512_castsi256_si512(barrett_x4(v[0], c, true, bits)),
+				barrett_x4(v[1], c, true, bits), 1);
 
 			if (bitrev) {
 				/* The two low bytes swapped (T10-DIF, the only

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 /* Blocks per call of a batch function. */
-#define CRC_BATCH	8
+#define CRC_BATCH	32
 
 /*
  * The CRCs of n (1..CRC_BATCH) buffers of len bytes each, the i-th at

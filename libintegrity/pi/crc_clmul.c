@@ -17,10 +17,14 @@
  *  - A Barrett reduction turns the 128-bit sum into the CRC.
  *
  * MSB-first CRCs (T10-DIF) byte-swap each lane so that bit 127 holds the
- * first message bit.  Reflected CRCs (CRC32C, CRC64-NVMe) keep the bytes as
- * loaded: bit 0 holds the first message bit, and a carry-less product of
- * two reflected 64-bit values is the reflected product times x, which the
- * constants absorb (x^(e-1) instead of x^e).
+ * first message bit; or (the VPCLMULQDQ path for whole 512-byte blocks)
+ * reverse the bits of each byte, one GF(2) affine transform that costs less
+ * than the byte shuffle there, and are then the reflected CRC with the same
+ * generator, whose result is the MSB-first one bit-reversed.  Reflected
+ * CRCs (CRC32C, CRC64-NVMe) keep the bytes as loaded: bit 0 holds the first
+ * message bit, and a carry-less product of two reflected 64-bit values is
+ * the reflected product times x, which the constants absorb (x^(e-1)
+ * instead of x^e).
  *
  * The constants are computed once, at first use, from the generators.
  */
@@ -58,10 +62,13 @@ struct crc_params {
 };
 
 static const struct crc_params crc16_params = { 16, false, 0x8BB7 };
+/* T10-DIF as a reflected CRC of the message with the bits of each byte
+ * reversed. */
+static const struct crc_params crc16r_params = { 16, true, 0x8BB7 };
 static const struct crc_params crc32c_params = { 32, true, 0x1EDC6F41 };
 static const struct crc_params crc64_params = { 64, true, 0xAD93D23594C93659ull };
 
-static struct clmul_consts crc16_consts, crc32c_consts, crc64_consts;
+static struct clmul_consts crc16_consts, crc16r_consts, crc32c_consts, crc64_consts;
 
 /* ---------------------------------------------------------------- constants */
 
@@ -154,6 +161,7 @@ static pthread_once_t consts_once = PTHREAD_ONCE_INIT;
 static void consts_init(void)
 {
 	consts_build(&crc16_consts, &crc16_params);
+	consts_build(&crc16r_consts, &crc16r_params);
 	consts_build(&crc32c_consts, &crc32c_params);
 	consts_build(&crc64_consts, &crc64_params);
 }
@@ -168,7 +176,7 @@ static void consts_init(void)
  * cycles per byte in legacy SSE against 0.18 VEX-encoded (both 0.18 with
  * the upper bits clear). */
 #define TARGET_PCLMUL_AVX2	__attribute__((target("pclmul,sse4.1,avx2")))
-#define TARGET_VPCLMUL	__attribute__((target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")))
+#define TARGET_VPCLMUL	__attribute__((target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2,gfni")))
 #define INLINE		static inline __attribute__((always_inline))
 
 /*
@@ -464,6 +472,16 @@ INLINE TARGET_VPCLMUL __m512i zload_part(const uint8_t *p, size_t lanes, bool re
 	return v;
 }
 
+/* The matrix of gf2p8affine that reverses the bits of each byte. */
+#define GF2P8_BITREV	0x8040201008040201ll
+
+/* 64 message bytes for the reflected folding of an MSB-first CRC: the bits
+ * of each byte reversed, so that bit 0 holds the first message bit. */
+INLINE TARGET_VPCLMUL __m512i zload_bitrev(const uint8_t *p)
+{
+	return _mm512_gf2p8affine_epi64_epi8(_mm512_loadu_si512(p), _mm512_set1_epi64(GF2P8_BITREV), 0);
+}
+
 /* t + v times its four lane pairs at k. */
 INLINE TARGET_VPCLMUL __m512i zmul_add(__m512i t, __m512i v, const uint64_t k[2])
 {
@@ -601,9 +619,9 @@ INLINE TARGET_VPCLMUL __m512i zfold_lanes_x4(const __m512i t[4])
 				_mm512_shuffle_i64x2(s01, s23, 0xDD));
 }
 
-/* Barrett reduction of the four 128-bit parts of v into out[0..3]. */
-INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, bool reflected,
-				      unsigned bits, uint64_t out[4])
+/* Barrett reduction of the four 128-bit parts of v: the four CRC states. */
+INLINE TARGET_VPCLMUL __m256i barrett_x4(__m512i v, const struct clmul_consts *c, bool reflected,
+					 unsigned bits)
 {
 	__m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->barrett));
 
@@ -613,8 +631,8 @@ INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, b
 
 		/* The low qwords of the four parts. */
 		r = _mm512_srli_epi64(r, 64 - bits);
-		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
-			_mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), r)));
+		return _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0), r));
 	} else {
 		__m512i q = _mm512_clmulepi64_epi128(v, b, 0x00);
 		__m512i r = _mm512_xor_si512(_mm512_clmulepi64_epi128(q, b, 0x10), v);
@@ -622,63 +640,110 @@ INLINE TARGET_VPCLMUL void barrett_x4(__m512i v, const struct clmul_consts *c, b
 		/* The high qwords, plus for n = 64 the dropped Q * 1. */
 		if (bits == 64)
 			r = _mm512_xor_si512(r, _mm512_bslli_epi128(q, 8));
-		_mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(
-			_mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 7, 5, 3, 1), r)));
+		return _mm512_castsi512_si256(
+			_mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 7, 5, 3, 1), r));
 	}
 }
 
 /*
- * CRC states of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
- * >= 16): the buffers' sums side by side, then Barrett reductions of four
- * at a time in the four 128-bit parts of a vector.  Buffers past n are not
- * read.
+ * The sums of eight whole 512-byte blocks at p, stride apart, into v[0..1]
+ * (four blocks' in the 128-bit parts of each): each block folded 64 bytes
+ * at a time, the eight folds interleaved so that their latencies overlap
+ * and one fold constant in a register serves all eight, then the last four
+ * lanes of each times their constants.  With bitrev (and the reflected
+ * form's constants), the bits of each message byte are reversed.
  */
-INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, const uint8_t *p, size_t stride,
-					    size_t len, unsigned n, const struct clmul_consts *c,
-					    bool reflected, unsigned bits, uint64_t out[CRC_BATCH])
+INLINE TARGET_VPCLMUL void sums512_x8(uint64_t s, const uint8_t *p, size_t stride,
+				      const struct clmul_consts *c, bool reflected, bool bitrev,
+				      unsigned bits, __m512i v[2])
 {
+	__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
+	__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold64));
+	const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
+	__m512i t[8];
+
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < 8; i++)
+		t[i] = _mm512_xor_si512(bitrev ? zload_bitrev(p + i * stride) : zload(p + i * stride, reflected),
+					first);
+#pragma GCC unroll 8
+	for (unsigned j = 1; j < 8; j++)
+#pragma GCC unroll 8
+		for (unsigned i = 0; i < 8; i++)
+			t[i] = zfold(t[i], f, bitrev ? zload_bitrev(p + i * stride + 64 * j)
+						     : zload(p + i * stride + 64 * j, reflected));
+#pragma GCC unroll 8
+	for (unsigned i = 0; i < 8; i++)
+		t[i] = zmul_add(_mm512_setzero_si512(), t[i], k[28]);
+	v[0] = zfold_lanes_x4(t);
+	v[1] = zfold_lanes_x4(t + 4);
+}
+
+/*
+ * The CRCs of n (1..CRC_BATCH) buffers at once (len a multiple of 16,
+ * >= 16), started from s and finished by XOR with fin, into out[0..n-1]:
+ * the buffers' sums side by side, then Barrett reductions of four at a
+ * time in the four 128-bit parts of a vector.  Buffers past n are not read.
+ * crev: for an MSB-first CRC (s = fin = 0), the constants of its reflected
+ * form, for the whole 512-byte blocks.
+ */
+INLINE TARGET_VPCLMUL void crc_avx512_batch(uint64_t s, uint64_t fin, const uint8_t *p,
+					    size_t stride, size_t len, unsigned n,
+					    const struct clmul_consts *c,
+					    const struct clmul_consts *crev, bool reflected,
+					    unsigned bits, uint64_t *out)
+{
+	uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
 	__m512i v[CRC_BATCH / 4];
 
-	if (n == CRC_BATCH && len == 512) {
+	if (len == 512 && n % 8 == 0) {
 		/*
-		 * Whole 512-byte blocks: each folded 64 bytes at a time, the
-		 * eight folds interleaved so that their latencies overlap,
-		 * then the last four lanes of each times their constants.
+		 * Whole 512-byte blocks, eight at a time, finished and stored
+		 * as one vector each, which the caller's vector load of them
+		 * gets straight from the store.  Every CRC is reflected
+		 * here: an MSB-first one as the reflected one of the
+		 * bit-reversed bytes, its result bit-reversed (the bits of
+		 * each byte, then the bytes).
 		 */
-		__m512i first = _mm512_zextsi128_si512(init_lane(s, reflected, bits));
-		__m512i t[CRC_BATCH];
-		const uint64_t (*k)[2] = c->lanes + LANE_TABLE - 32;
+		bool bitrev = !reflected;
 
-		__m512i f = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)c->fold64));
+		if (bitrev)
+			c = crev;
+		for (unsigned g = 0; g < n / 8; g++) {
+			sums512_x8(s, p + 8 * g * stride, stride, c, true, bitrev, bits, v);
+			__m512i r = _mm512_inserti64x4(
+				_mm512_castsi256_si512(barrett_x4(v[0], c, true, bits)),
+				barrett_x4(v[1], c, true, bits), 1);
 
-#pragma GCC unroll 8
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = _mm512_xor_si512(zload(p + i * stride, reflected), first);
-#pragma GCC unroll 8
-		for (unsigned j = 1; j < 8; j++)
-#pragma GCC unroll 8
-			for (unsigned i = 0; i < CRC_BATCH; i++)
-				t[i] = zfold(t[i], f, zload(p + i * stride + 64 * j, reflected));
-#pragma GCC unroll 8
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = zmul_add(_mm512_setzero_si512(), t[i], k[28]);
-#pragma GCC unroll 2
-		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-			v[g] = zfold_lanes_x4(t + 4 * g);
-	} else {
-		__m128i t[CRC_BATCH];
+			if (bitrev) {
+				/* The two low bytes swapped (T10-DIF, the only
+				 * MSB-first CRC), the others cleared. */
+				r = _mm512_gf2p8affine_epi64_epi8(r, _mm512_set1_epi64(GF2P8_BITREV), 0);
+				r = _mm512_shuffle_epi8(r, _mm512_broadcast_i32x4(_mm_setr_epi8(
+					1, 0, -1, -1, -1, -1, -1, -1, 9, 8, -1, -1, -1, -1, -1, -1)));
+			}
 
-		for (unsigned i = 0; i < CRC_BATCH; i++)
-			t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
-				     : _mm_setzero_si128();
-		for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-			v[g] = _mm512_inserti64x4(
-				_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
-				_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
+			r = _mm512_ternarylogic_epi64(r, _mm512_set1_epi64((long long)fin),
+						      _mm512_set1_epi64((long long)mask), 0x28);
+			_mm512_storeu_si512(out + 8 * g, r);
+		}
+		return;
 	}
-#pragma GCC unroll 2
-	for (unsigned g = 0; g < CRC_BATCH / 4; g++)
-		barrett_x4(v[g], c, reflected, bits, out + 4 * g);
+
+	__m128i t[CRC_BATCH];
+	uint64_t r[CRC_BATCH];
+
+	for (unsigned i = 0; i < CRC_BATCH; i++)
+		t[i] = i < n ? sum_avx512(s, p + i * stride, len, c, reflected, bits)
+			     : _mm_setzero_si128();
+	for (unsigned g = 0; g < CRC_BATCH / 4; g++) {
+		v[g] = _mm512_inserti64x4(
+			_mm512_castsi256_si512(_mm256_set_m128i(t[4 * g + 1], t[4 * g])),
+			_mm256_set_m128i(t[4 * g + 3], t[4 * g + 2]), 1);
+		_mm256_storeu_si256((__m256i *)(r + 4 * g), barrett_x4(v[g], c, reflected, bits));
+	}
+	for (unsigned i = 0; i < n; i++)
+		out[i] = (r[i] ^ fin) & mask;
 }
 
 static TARGET_VPCLMUL uint16_t vpclmul_crc16_t10dif(uint16_t crc, const void *buf, size_t len)
@@ -736,10 +801,10 @@ static TARGET_VPCLMUL uint64_t vpclmul_crc64_nvme(uint64_t crc, const void *buf,
  * Lengths the batch path does not take (not a whole number of lanes, or
  * shorter than one) go one buffer at a time. */
 INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t len, unsigned n,
-					uint64_t *out, const struct clmul_consts *c, bool reflected,
-					unsigned bits)
+					uint64_t *out, const struct clmul_consts *c,
+					const struct clmul_consts *crev, bool reflected, unsigned bits)
 {
-	uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1, r[CRC_BATCH];
+	uint64_t ones = reflected ? (bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1) : 0;
 
 	if (len < 16 || (len & 15)) {
 		for (unsigned i = 0; i < n; i++)
@@ -748,27 +813,25 @@ INLINE TARGET_VPCLMUL void batch_avx512(const uint8_t *p, size_t stride, size_t 
 					      vpclmul_crc64_nvme(0, p + i * stride, len);
 		return;
 	}
-	crc_avx512_batch(reflected ? mask : 0, p, stride, len, n, c, reflected, bits, r);
-	for (unsigned i = 0; i < n; i++)
-		out[i] = (reflected ? ~r[i] : r[i]) & mask;
+	crc_avx512_batch(ones, ones, p, stride, len, n, c, crev, reflected, bits, out);
 }
 
 static TARGET_VPCLMUL void vpclmul_crc16_t10dif_batch(const uint8_t *p, size_t stride, size_t len,
 						      unsigned n, uint64_t *out)
 {
-	batch_avx512(p, stride, len, n, out, &crc16_consts, false, 16);
+	batch_avx512(p, stride, len, n, out, &crc16_consts, &crc16r_consts, false, 16);
 }
 
 static TARGET_VPCLMUL void vpclmul_crc32c_batch(const uint8_t *p, size_t stride, size_t len,
 						unsigned n, uint64_t *out)
 {
-	batch_avx512(p, stride, len, n, out, &crc32c_consts, true, 32);
+	batch_avx512(p, stride, len, n, out, &crc32c_consts, NULL, true, 32);
 }
 
 static TARGET_VPCLMUL void vpclmul_crc64_nvme_batch(const uint8_t *p, size_t stride, size_t len,
 						    unsigned n, uint64_t *out)
 {
-	batch_avx512(p, stride, len, n, out, &crc64_consts, true, 64);
+	batch_avx512(p, stride, len, n, out, &crc64_consts, NULL, true, 64);
 }
 
 static const struct crc_impl impl_vpclmul = {
@@ -802,11 +865,14 @@ const struct crc_impl *crc_impl_pclmul(void)
 
 const struct crc_impl *crc_impl_vpclmul(void)
 {
-	/* libgcc reports AVX-512 only when the OS saves the ZMM state. */
+	/* libgcc reports AVX-512 only when the OS saves the ZMM state.  The
+	 * CPUs with VPCLMULQDQ and AVX-512 (Ice Lake, Zen 4 and later) have
+	 * GFNI too. */
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
 	    !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("vpclmulqdq") ||
-	    !__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.2"))
+	    !__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.2") ||
+	    !__builtin_cpu_supports("gfni"))
 		return NULL;
 	pthread_once(&consts_once, consts_init);
 	return &impl_vpclmul;

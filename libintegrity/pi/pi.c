@@ -164,6 +164,10 @@ struct integrity_pi_ctx {
 	 * from memory: the guard, the application tag's masked bits and, but
 	 * for Type 3, the reference tag (not the storage tag). */
 	uint64_t check_mask[2];
+	/* The tuples back to back (separate metadata of the tuple's size) and
+	 * the CPU has AVX-512: a batch's tuples are built, compared and
+	 * written as vectors, eight at a time. */
+	bool vector_tuples;
 };
 
 static int pi_ctx_new(struct integrity_pi_ctx **ctxp, const struct integrity_pi_params *params)
@@ -223,12 +227,17 @@ INTEGRITY_EXPORT int integrity_pi_ctx_new_sized(struct integrity_pi_ctx **ctxp,
 	return pi_ctx_new(ctxp, &p);
 }
 
+static bool cpu_has_avx512(void);
+
 void pi_ctx_set_batch(struct integrity_pi_ctx *ctx, bool on)
 {
 	ctx->batched = on;
 	ctx->batch = NULL;
+	ctx->vector_tuples = false;
 	if (!on)
 		return;
+	ctx->vector_tuples = ctx->p.layout == INTEGRITY_LAYOUT_DIX && ctx->md_size == ctx->t->size &&
+			     cpu_has_avx512();
 	switch (ctx->p.profile->guard) {
 	case INTEGRITY_GUARD_CRC16:
 		ctx->batch = ctx->crc->crc16_t10dif_batch;
@@ -478,6 +487,151 @@ ALWAYS_INLINE bool tuples_clean_g(unsigned guard_bytes, const uint8_t *tuple, si
 	}
 	return diff == 0;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define VECTOR_TUPLES 1
+#define TARGET_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+static bool cpu_has_avx512(void)
+{
+	/* libgcc reports AVX-512 only when the OS saves the ZMM state. */
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+}
+
+/*
+ * The tuples generate writes for m (1..8) blocks, the words of
+ * tuple_words() in memory order: e[0] holds eight 8-byte tuples, or e[0]
+ * and e[1] four 16-byte tuples each.  Guards from guard[0..m-1] (the
+ * entries past m are not read), reference tags (ref + k) & rmask.
+ */
+ALWAYS_INLINE TARGET_AVX512 void tuples_vec(unsigned guard_bytes, unsigned m, const uint64_t *guard,
+					    uint64_t app, uint64_t ref, uint64_t rmask, __m512i e[2])
+{
+	__m512i g = _mm512_maskz_loadu_epi64((__mmask8)((1u << m) - 1), guard);
+	__m512i r = _mm512_and_si512(_mm512_add_epi64(_mm512_set1_epi64((long long)ref),
+						      _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+				     _mm512_set1_epi64((long long)rmask));
+	__m512i bswap64 = _mm512_broadcast_i32x4(_mm_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0,
+							       15, 14, 13, 12, 11, 10, 9, 8));
+	__m512i lo, hi;
+
+	switch (guard_bytes) {
+	case 2:	/* guard (2 bytes), app, ref (4 bytes) */
+		lo = _mm512_or_si512(g, _mm512_slli_epi64(r, 32));
+		lo = _mm512_shuffle_epi8(lo, _mm512_broadcast_i32x4(_mm_setr_epi8(
+			1, 0, 2, 3, 7, 6, 5, 4, 9, 8, 10, 11, 15, 14, 13, 12)));
+		e[0] = _mm512_or_si512(lo, _mm512_set1_epi64((long long)(app << 16)));
+		return;
+	case 4:	/* guard (4 bytes), app, storage tag 0; ref (8 bytes) */
+		lo = _mm512_shuffle_epi8(g, _mm512_broadcast_i32x4(_mm_setr_epi8(
+			3, 2, 1, 0, 4, 5, 6, 7, 11, 10, 9, 8, 12, 13, 14, 15)));
+		lo = _mm512_or_si512(lo, _mm512_set1_epi64((long long)(app << 32)));
+		hi = _mm512_shuffle_epi8(r, bswap64);
+		break;
+	default:	/* guard (8 bytes); app, ref (6 bytes) */
+		lo = _mm512_shuffle_epi8(g, bswap64);
+		hi = _mm512_or_si512(_mm512_shuffle_epi8(r, bswap64), _mm512_set1_epi64((long long)app));
+		break;
+	}
+	e[0] = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), hi);
+	e[1] = _mm512_permutex2var_epi64(lo, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), hi);
+}
+
+/* The qwords of the tuples of m (1..8) blocks in the vector of e[v]. */
+ALWAYS_INLINE __mmask8 tuples_vec_mask(unsigned guard_bytes, unsigned m, unsigned v)
+{
+	unsigned q = guard_bytes == 2 ? m : 2 * m;
+
+	q = q > 8 * v ? q - 8 * v : 0;
+	return (__mmask8)(q >= 8 ? 0xFF : (1u << q) - 1);
+}
+
+/* tuples_write_g() and tuples_clean_g() for back-to-back tuples, eight
+ * blocks per vector operation. */
+ALWAYS_INLINE TARGET_AVX512 void tuples_write_v(unsigned guard_bytes, uint8_t *tuple, unsigned n,
+						const uint64_t *guard, uint64_t app, uint64_t ref,
+						uint64_t rmask)
+{
+	for (unsigned b = 0; b < n; b += 8, tuple += guard_bytes == 2 ? 64 : 128) {
+		unsigned m = n - b < 8 ? n - b : 8;
+		__m512i e[2];
+
+		tuples_vec(guard_bytes, m, guard + b, app, ref + b, rmask, e);
+		_mm512_mask_storeu_epi64(tuple, tuples_vec_mask(guard_bytes, m, 0), e[0]);
+		if (guard_bytes != 2)
+			_mm512_mask_storeu_epi64(tuple + 64, tuples_vec_mask(guard_bytes, m, 1), e[1]);
+	}
+}
+
+ALWAYS_INLINE TARGET_AVX512 bool tuples_clean_v(unsigned guard_bytes, const uint8_t *tuple,
+						unsigned n, const uint64_t *guard, uint64_t app,
+						uint64_t ref, uint64_t rmask, const uint64_t mask[2])
+{
+	__m512i cmask = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)mask));
+	__mmask8 diff = 0;
+
+	if (guard_bytes == 2)
+		cmask = _mm512_set1_epi64((long long)mask[0]);
+	for (unsigned b = 0; b < n; b += 8, tuple += guard_bytes == 2 ? 64 : 128) {
+		unsigned m = n - b < 8 ? n - b : 8;
+		__mmask8 k0 = tuples_vec_mask(guard_bytes, m, 0);
+		__m512i e[2];
+
+		tuples_vec(guard_bytes, m, guard + b, app, ref + b, rmask, e);
+		diff |= _mm512_mask_test_epi64_mask(
+			k0, _mm512_xor_si512(_mm512_maskz_loadu_epi64(k0, tuple), e[0]), cmask);
+		if (guard_bytes != 2) {
+			__mmask8 k1 = tuples_vec_mask(guard_bytes, m, 1);
+
+			diff |= _mm512_mask_test_epi64_mask(
+				k1, _mm512_xor_si512(_mm512_maskz_loadu_epi64(k1, tuple + 64), e[1]),
+				cmask);
+		}
+	}
+	return diff == 0;
+}
+
+static TARGET_AVX512 void tuples_write_avx512(unsigned guard_bytes, uint8_t *tuple, unsigned n,
+					      const uint64_t *guard, uint64_t app, uint64_t ref,
+					      uint64_t rmask)
+{
+	switch (guard_bytes) {
+	case 2:
+		tuples_write_v(2, tuple, n, guard, app, ref, rmask);
+		break;
+	case 4:
+		tuples_write_v(4, tuple, n, guard, app, ref, rmask);
+		break;
+	default:
+		tuples_write_v(8, tuple, n, guard, app, ref, rmask);
+		break;
+	}
+}
+
+static TARGET_AVX512 bool tuples_clean_avx512(unsigned guard_bytes, const uint8_t *tuple,
+					      unsigned n, const uint64_t *guard, uint64_t app,
+					      uint64_t ref, uint64_t rmask, const uint64_t mask[2])
+{
+	switch (guard_bytes) {
+	case 2:
+		return tuples_clean_v(2, tuple, n, guard, app, ref, rmask, mask);
+	case 4:
+		return tuples_clean_v(4, tuple, n, guard, app, ref, rmask, mask);
+	default:
+		return tuples_clean_v(8, tuple, n, guard, app, ref, rmask, mask);
+	}
+}
+#endif
+#endif
+
+#ifndef VECTOR_TUPLES
+static bool cpu_has_avx512(void)
+{
+	return false;
+}
 #endif
 
 /* The tuple of block i, and the distance from one block's to the next. */
@@ -526,6 +680,12 @@ INTEGRITY_EXPORT int integrity_pi_generate(const struct integrity_pi_ctx *ctx, v
 			uint64_t app = __builtin_bswap16(ctx->p.app_tag);
 			uint64_t ref = ctx->p.seed + first_block + i, rmask = ref_words_mask(ctx);
 
+#ifdef VECTOR_TUPLES
+			if (ctx->vector_tuples) {
+				tuples_write_avx512(t->guard_bytes, tuple, n, guard, app, ref, rmask);
+				continue;
+			}
+#endif
 			switch (t->guard_bytes) {
 			case 2:
 				tuples_write_g(2, tuple, tuple_step(ctx), n, guard, app, ref, rmask);
@@ -564,6 +724,11 @@ static inline bool batch_clean(const struct integrity_pi_ctx *ctx, const void *d
 	const uint8_t *tuple = block_tuple(ctx, data, md, i);
 	uint64_t app = __builtin_bswap16(ctx->p.app_tag), ref = ctx->p.seed + first_block + i;
 
+#ifdef VECTOR_TUPLES
+	if (ctx->vector_tuples)
+		return tuples_clean_avx512(ctx->t->guard_bytes, tuple, n, guard, app, ref,
+					   ref_words_mask(ctx), ctx->check_mask);
+#endif
 	switch (ctx->t->guard_bytes) {
 	case 2:
 		return tuples_clean_g(2, tuple, tuple_step(ctx), n, guard, app, ref,

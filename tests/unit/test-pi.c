@@ -18,6 +18,8 @@
 #include "pi-internal.h"
 
 #define NBLOCKS 9
+/* A whole batch and a partial one. */
+#define FLIP_BLOCKS (CRC_BATCH + 9)
 
 struct buffers {
 	struct integrity_pi_ctx *ctx;
@@ -584,7 +586,9 @@ static void test_batch_matches_single(void **state)
 
 /* Every single-bit flip of a tuple, in every profile and layout, with the
  * application tag checked in full and in part: the same errors batched as
- * one block at a time, and for a flip in a checked bit, at least one. */
+ * one block at a time, and for a flip in a checked bit, at least one; in a
+ * whole batch (the blocks folded side by side) and in the partial one after
+ * it, with metadata of the tuple's size and larger. */
 static void test_batch_tuple_bit_flips(void **state)
 {
 	const struct integrity_profile *prof;
@@ -596,43 +600,54 @@ static void test_batch_tuple_bit_flips(void **state)
 	for (size_t ii = 0; ii < nimpls; ii++)
 	for (size_t pi = 0; (prof = integrity_profile_at(pi)); pi++) {
 		unsigned tsize = integrity_profile_tuple_size(prof);
+		unsigned guard_bytes = tsize == 8 ? 2 :
+				       integrity_profile_guard(prof) == INTEGRITY_GUARD_CRC32C ? 4 : 8;
 
 		if (!tsize)
 			continue;
 		for (int layout = 0; layout < 2; layout++)
-			for (int mask = 0; mask < 2; mask++) {
+			for (int mask = 0; mask < 4; mask++) {
+				/* Metadata of the tuple's size too: separate
+				 * tuples back to back are compared as vectors. */
 				struct integrity_pi_params p = {
 					.profile = prof,
 					.interval = 512,
-					.metadata_size = tsize + 8,
+					.metadata_size = mask & 2 ? tsize : tsize + 8,
 					.layout = (enum integrity_layout)layout,
 					.seed = 0x123456789Aull,
 					.app_tag = 0x5AA5,
-					.app_mask = mask ? 0x0FF0 : 0xFFFF,
+					.app_mask = mask & 1 ? 0x0FF0 : 0xFFFF,
 				};
 				struct buffers b;
 				struct integrity_pi_ctx *single;
 
-				buffers_new(&b, &p, NBLOCKS);
+				buffers_new(&b, &p, FLIP_BLOCKS);
 				assert_int_equal(integrity_pi_ctx_new(&single, &p), 0);
 				pi_ctx_set_crc(b.ctx, impls[ii]);
 				pi_ctx_set_crc(single, impls[ii]);
 				pi_ctx_set_batch(single, false);
-				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, NBLOCKS, 7), 0);
-				for (unsigned bit = 0; bit < 8 * tsize; bit++) {
-					uint8_t *t = prop_tuple(b.ctx, b.data, b.md, 5);
+				assert_int_equal(integrity_pi_generate(b.ctx, b.data, b.md, FLIP_BLOCKS, 7), 0);
+				for (unsigned bit = 0; bit < 2 * 8 * tsize; bit++) {
+					/* Each bit in the whole batch, then in the partial
+					 * one, in every block of them in turn. */
+					uint64_t blk = bit < 8 * tsize ? bit % CRC_BATCH : CRC_BATCH + bit % 9;
+					unsigned tb = bit % (8 * tsize);
+					uint8_t *t = prop_tuple(b.ctx, b.data, b.md, blk);
 					struct integrity_pi_error e[2][4];
 
-					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
-					int64_t nb = integrity_pi_verify(b.ctx, b.data, b.md, NBLOCKS, 7, e[0], 4, false);
-					int64_t ns = integrity_pi_verify(single, b.data, b.md, NBLOCKS, 7, e[1], 4, false);
-					t[bit / 8] ^= (uint8_t)(1u << bit % 8);
+					t[tb / 8] ^= (uint8_t)(1u << tb % 8);
+					int64_t nb = integrity_pi_verify(b.ctx, b.data, b.md, FLIP_BLOCKS, 7, e[0], 4, false);
+					int64_t ns = integrity_pi_verify(single, b.data, b.md, FLIP_BLOCKS, 7, e[1], 4, false);
+					t[tb / 8] ^= (uint8_t)(1u << tb % 8);
 					if (nb != ns)
 						fail_msg("%s, %s: bit %u of the tuple: %lld errors batched, %lld one by one",
 							 labels[ii], integrity_profile_name(prof), bit, (long long)nb,
 							 (long long)ns);
+					if (tb < 8 * guard_bytes && nb < 1)
+						fail_msg("%s, %s: bit %u of the guard: no error", labels[ii],
+							 integrity_profile_name(prof), bit);
 					for (int64_t j = 0; j < nb && j < 4; j++)
-						assert_true(e[0][j].block == 5 && e[1][j].block == 5 &&
+						assert_true(e[0][j].block == blk && e[1][j].block == blk &&
 							    e[0][j].tag == e[1][j].tag &&
 							    e[0][j].expected == e[1][j].expected &&
 							    e[0][j].found == e[1][j].found);

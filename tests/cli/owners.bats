@@ -803,3 +803,56 @@ PY
 		umount m
 	done
 }
+
+# Each path debugfs ncheck gives inode INO on DEV, sorted, one a line.
+ncheck_paths() {
+	debugfs -R "ncheck $2" "$1" 2>/dev/null | awk -F'\t' -v i="$2" '$1 == i { sub(/^\/\//, "/", $2); print $2 }' | sort
+}
+
+@test "unmounted ext4: a block's owner is named from a few of 300 directories; hard links, deep and renamed directories as ncheck names them" {
+	command -v strace >/dev/null || skip "needs strace"
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file block 4096 18
+	for i in $(seq 1 300); do
+		mkdir "m/d$i"
+		cp block "m/d$i/f"
+	done
+	# Three names of one file, the last two made long after the first.
+	ln m/d150/f m/d10/link
+	ln m/d150/f m/d290/link
+	deep=$(printf 'e%d/' $(seq 1 40))
+	mkdir -p "m/$deep"
+	random_file "m/${deep}f" 4096 19
+	# A directory renamed into another, well after it was made.
+	mkdir m/old
+	random_file m/old/r 4096 20
+	mv m/old m/d200/new
+	sync
+	plain=$(lba_of m/d120/f 0) linked=$(lba_of m/d150/f 0) deepf=$(lba_of "m/${deep}f" 0) renamed=$(lba_of m/d200/new/r 0)
+	umount m
+	# LeakSanitizer cannot run under ptrace: the other tests look for leaks.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	# One block: its name from a few directories' blocks, not from each
+	# of the 300 (the inode tables are read in large pieces).
+	run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=pread64 "$INTEGRITYCTL" -J resolve --lba "$dev" "$plain"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /d120/f ] || { echo "$output"; false; }
+	blocks=$(grep -c ', 4096, [0-9]*) = 4096$' trace || true)
+	[ "$blocks" -lt 30 ] || { echo "$blocks blocks read"; false; }
+	for lba in "$linked" "$renamed" "$deepf"; do
+		run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq '[.lbas[0].files[] | select(.note != null or ."path-incomplete" != null)] | length' <<<"$output")" -eq 0 ] || { echo "$output"; false; }
+		paths=$(jq -r '.lbas[0].files[].path' <<<"$output" | sort)
+		# ncheck gives a path that deep as ".../e9/...": the whole one is known.
+		[ "$lba" != "$deepf" ] || { [ "$paths" = "/${deep}f" ] || { echo "$output"; false; }; continue; }
+		ino=$(jq '.lbas[0].files[0].inode' <<<"$output")
+		[ "$paths" = "$(ncheck_paths "$dev" "$ino")" ] || { echo "$output"; ncheck_paths "$dev" "$ino"; false; }
+		case $lba in
+		"$linked") [ "$paths" = $'/d10/link\n/d150/f\n/d290/link' ] || { echo "$output"; false; } ;;
+		"$renamed") [ "$paths" = /d200/new/r ] || { echo "$output"; false; } ;;
+		esac
+	done
+}

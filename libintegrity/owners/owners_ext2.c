@@ -1339,7 +1339,14 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 					blk64_t a = acl;
 					e2_block(e2, &a, -5, 0, 0, &scan);
 				}
-				if (ext2fs_inode_has_valid_blocks2(e2, full) &&
+				/* The resize inode's blocks are the reserved descriptor
+				 * blocks, told as fixed metadata above, and its double
+				 * indirect block: only that one is left to look at. */
+				if (ino == EXT2_RESIZE_INO && !(inode->i_flags & EXT4_EXTENTS_FL)) {
+					blk64_t d = inode->i_block[EXT2_DIND_BLOCK];
+					if (d)
+						e2_block(e2, &d, BLOCK_COUNT_DIND, 0, 0, &scan);
+				} else if (ext2fs_inode_has_valid_blocks2(e2, full) &&
 				    (!(inode->i_flags & EXT4_EXTENTS_FL) || e2_inline_extents(inode, e2_scan_touches, &scan)))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
 				if ((r = scan.err) < 0)

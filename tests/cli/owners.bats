@@ -856,3 +856,29 @@ ncheck_paths() {
 		esac
 	done
 }
+
+@test "unmounted ext4: the resize inode's reserved descriptor blocks are not read to name a file's block" {
+	command -v strace >/dev/null || skip "needs strace"
+	dev=$(new_loop 64M)
+	# Room to grow 16,384 times: 127 reserved descriptor blocks.
+	mkfs.ext4 -q -F -b 4096 -E resize=268435456 "$dev"
+	reserved=$(dumpe2fs -h "$dev" 2>/dev/null | sed -n 's/^Reserved GDT blocks: *//p')
+	[ "$reserved" -ge 100 ]
+	mount_at "$dev" m
+	random_file m/f 4096 21
+	sync
+	lba=$(lba_of m/f 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=pread64 "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /f ] || { echo "$output"; false; }
+	blocks=$(grep -c ', 4096, [0-9]*) = 4096$' trace || true)
+	[ "$blocks" -lt 30 ] || { echo "$blocks blocks read"; false; }
+	# Its double indirect block, in no reserved range, is still its.
+	dind=$(debugfs -R 'stat <7>' "$dev" 2>/dev/null | sed -n 's/.*(DIND):\([0-9]*\).*/\1/p')
+	[ -n "$dind" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((dind * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].metadata' <<<"$output")" = "reserved group descriptors" ] || { echo "$output"; false; }
+}

@@ -882,3 +882,28 @@ ncheck_paths() {
 	assert_success
 	[ "$(jq -r '.lbas[0].files[0].metadata' <<<"$output")" = "reserved group descriptors" ] || { echo "$output"; false; }
 }
+
+@test "ext4: the inode tables of an unmounted one are read around the page cache (O_DIRECT), never a mounted one's" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	# 400 inodes more: 100 KiB of inode table in use, read at once.
+	touch m/e{1..400}
+	sync
+	lba=$(lba_of m/victim.bin 0)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	for state in mounted unmounted; do
+		[ $state = mounted ] || umount m
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=openat,pread64 \
+			"$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[].path' <<<"$output" | grep -c 'victim.bin$')" -eq 1 ] || { echo "$output"; false; }
+		# The descriptor opened O_DIRECT, and its reads of 64 KiB or more.
+		fd=$(sed -n "s|.*openat(AT_FDCWD, \"$dev\", [^)]*O_DIRECT[^)]*) = \([0-9]*\)\$|\1|p" trace | tail -1)
+		if [ $state = mounted ]; then
+			[ -z "$fd" ] || { grep O_DIRECT trace; false; }
+		else
+			[ -n "$fd" ] || { grep "$dev" trace; false; }
+			[ "$(grep -cE "pread64\($fd, .*, [0-9]{5,}, [0-9]+\) = [0-9]{5,}\$" trace)" -gt 0 ] || { grep "pread64($fd," trace; false; }
+		fi
+	done
+}

@@ -907,3 +907,18 @@ ncheck_paths() {
 		fi
 	done
 }
+
+@test "resolve --lba DEVICE: the device's content is probed once, for its file system, not for names it does not show" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	lba=$(lba_of m/victim.bin 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	for key in "$dev" "${dev#/dev/}" "$(stat -c '%Hr:%Lr' "$dev")"; do
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=openat "$INTEGRITYCTL" -J resolve --lba "$key" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[].path' <<<"$output" | grep -c 'victim.bin$')" -eq 1 ] || { echo "$output"; false; }
+		# libblkid's probes open it O_NONBLOCK; libext2fs's reads do not.
+		[ "$(grep -c "openat(AT_FDCWD, \"$dev\", O_RDONLY|O_NONBLOCK" trace)" -eq 1 ] || { echo "$key:"; grep "\"$dev\"" trace; false; }
+	done
+}

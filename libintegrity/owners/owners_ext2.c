@@ -820,10 +820,11 @@ static int e2_dir_order(const struct e2_names *n, const ext2_ino_t *dirs, const 
 /* Forgets what was read, for reading it all again. */
 static void e2_names_reset(struct e2_names *n)
 {
-	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = 0;
+	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = 0;
 	for (size_t i = 0; i < n->ninos; i++) {
 		strv_clear(&n->paths[i]);
 		n->got[i] = 0;
+		n->left += n->need[i] > 0;
 	}
 }
 
@@ -877,8 +878,8 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *d
 		if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
 			return -ENOMEM;
 	}
-	/* The directories nearest the wanted inodes first, until each has
-	 * all its names. */
+	/* The directories changed nearest in time to the wanted inodes
+	 * first (else in inode order), until each has all its names. */
 	if (dirs) {
 		_cleanup_free_ ext2_ino_t *order = NULL;
 		if ((r = e2_dir_order(n, dirs, dwhen, ndirs, &order)) < 0)

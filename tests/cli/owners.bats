@@ -922,3 +922,21 @@ ncheck_paths() {
 		[ "$(grep -c "openat(AT_FDCWD, \"$dev\", O_RDONLY|O_NONBLOCK" trace)" -eq 1 ] || { echo "$key:"; grep "\"$dev\"" trace; false; }
 	done
 }
+
+@test "unmounted ext4: a directory whose .. names another directory still gets its whole path, from every directory" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir -p m/a/b m/c
+	random_file m/a/b/f 4096 22
+	sync
+	lba=$(lba_of m/a/b/f 0)
+	umount m
+	# b's ".." goes to c, which has no entry for b: damage.
+	debugfs -w -R "unlink /a/b/.." "$dev" 2>/dev/null
+	debugfs -w -R "link /c /a/b/.." "$dev" 2>/dev/null
+	[ "$(debugfs -R 'ls -l /a/b' "$dev" 2>/dev/null | awk '$NF == ".." { print $1 }')" = "$(debugfs -R 'stat /c' "$dev" 2>/dev/null | sed -n 's/^Inode: *\([0-9]*\).*/\1/p')" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/a/b/f",null]]' ] || { echo "$output"; false; }
+}

@@ -270,7 +270,9 @@ static int resolve_lbas(const char **args)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
 	shown = printable_name(args[0], true, true);
 	const char *obj = shown ? shown : "DEVICE";
-	r = integrity_resolve_key(ctx, args[0], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
+	/* Only the device: its names are not shown. */
+	r = integrity_resolve_key(ctx, args[0], INTEGRITY_RESOLVE_NAME_ONLY | (o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0),
+				  &res);
 	if (r == -EINVAL)
 		return fail(EXIT_USAGE, obj, 0, "not a device key (see --help)");
 	if (r < 0)

@@ -61,6 +61,11 @@
 		       void *priv_data), \
 	   void *priv_data), \
 	  (fs, dir, flags, block_buf, func, priv_data)) \
+	F(ELIBACC, errcode_t, ext2fs_lookup, \
+	  (ext2_filsys fs, ext2_ino_t dir, const char *name, int namelen, char *buf, ext2_ino_t *inode), \
+	  (fs, dir, name, namelen, buf, inode)) \
+	F(ELIBACC, errcode_t, ext2fs_read_inode, (ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode), \
+	  (fs, ino, inode)) \
 	F(ELIBACC, errcode_t, ext2fs_extent_open2, \
 	  (ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, ext2_extent_handle_t *handle), \
 	  (fs, ino, inode, handle)) \

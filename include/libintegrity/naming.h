@@ -50,6 +50,11 @@ const char *integrity_resolve_source_name(enum integrity_resolve_source source);
 
 /* Never read udev's database: compute every name from sysfs and libblkid. */
 #define INTEGRITY_RESOLVE_NO_UDEV	(1u << 0)
+/* Only the device is wanted, not its names: a key that is a device number,
+ * a kernel name or a device node finds it from sysfs alone, without a probe
+ * of its content or udev's database (its names are then left empty); a key
+ * that names it by its content is still matched against its names. */
+#define INTEGRITY_RESOLVE_NAME_ONLY	(1u << 1)
 
 /* A device and its stable names, now or at a time in the history. */
 struct integrity_resolve;

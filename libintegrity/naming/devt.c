@@ -475,6 +475,10 @@ static int resolve_device(const struct integrity_device *dev, unsigned flags, bo
 	res->source = INTEGRITY_SOURCE_PROBE;
 
 	bool live = probe && device_ctx(dev)->live;
+	if (flags & INTEGRITY_RESOLVE_NAME_ONLY) {
+		*resp = res;
+		return 0;
+	}
 	if (live)
 		udev_blkid_probe(dev, &truth);
 	struct udev_names out = { &res->links, &res->wwns, &res->serials };
@@ -890,6 +894,8 @@ INTEGRITY_EXPORT int integrity_resolve_key(struct integrity_context *ctx, const 
 	r = key_parse(key, &k);
 	if (r < 0)
 		return r;
+	/* A key matched against the names needs them. */
+	unsigned named = flags & ~INTEGRITY_RESOLVE_NAME_ONLY;
 	switch (k.type) {
 	case KEY_DEVT:
 		return resolve_devt(ctx, k.major, k.minor, flags, resp);
@@ -918,16 +924,16 @@ INTEGRITY_EXPORT int integrity_resolve_key(struct integrity_context *ctx, const 
 				return -ENOTBLK;
 			return resolve_devt(ctx, major(st.st_rdev), minor(st.st_rdev), flags, resp);
 		}
-		if ((r = resolve_by_link(ctx, &k, k.value, flags, resp)) != -ENODEV)
+		if ((r = resolve_by_link(ctx, &k, k.value, named, resp)) != -ENODEV)
 			return r;
-		return resolve_scan(ctx, &k, flags, resp);
+		return resolve_scan(ctx, &k, named, resp);
 	default: {
 		/* udev's link for the value, when there is one, is the quick way. */
 		char link[PATH_MAX];
 		if (udev_value_link(link_dir_for_key(k.type), k.value, link, sizeof(link)) == 0 &&
-		    (r = resolve_by_link(ctx, &k, link, flags, resp)) != -ENODEV)
+		    (r = resolve_by_link(ctx, &k, link, named, resp)) != -ENODEV)
 			return r;
-		return resolve_scan(ctx, &k, flags, resp);
+		return resolve_scan(ctx, &k, named, resp);
 	}
 	}
 }

@@ -143,12 +143,30 @@ static void ext2_damage_signs(ext2_filsys e2, char *buf, size_t len)
  * else.  libext2fs's unix_io_manager fsyncs the device it opens, which on
  * a device that is failing (the reason to look) means a cache flush sent
  * to it, and under load costs more than the whole lookup; a lookup only
- * reads. */
+ * reads.  Its channel's private data: */
+struct ro_dev {
+	int fd;
+	int direct;			/* the device opened O_DIRECT, -1 if not */
+	void *bounce;			/* aligned, for reads with the direct one */
+};
+
+/* Reads at least this large go around the page cache: the inode tables,
+ * read once (the cache of a device no one holds open is dropped on its
+ * last close anyway), at one copy less and without filling the cache. */
+#define RO_DIRECT_MIN (64u << 10)
+#define RO_DIRECT_MAX (1u << 20)
+
 static errcode_t ro_close(io_channel ch)
 {
+	struct ro_dev *d = ch->private_data;
+
 	if (--ch->refcount > 0)
 		return 0;
-	close((int)(intptr_t)ch->private_data);
+	close(d->fd);
+	if (d->direct >= 0)
+		close(d->direct);
+	free(d->bounce);
+	free(d);
 	free(ch->name);
 	free(ch);
 	return 0;
@@ -165,11 +183,26 @@ static errcode_t ro_set_blksize(io_channel ch, int blksize)
 static errcode_t ro_read_blk64(io_channel ch, unsigned long long block, int count, void *data)
 {
 	size_t size = count < 0 ? (size_t)-(int64_t)count : (size_t)count * (size_t)ch->block_size;
-	int fd = (int)(intptr_t)ch->private_data;
+	struct ro_dev *d = ch->private_data;
+	uint64_t off = block * (uint64_t)ch->block_size;
 	size_t done = 0;
 
+	/* Whole 4 KiB blocks, through the bounce buffer; what the direct
+	 * descriptor does not give is read the usual way below. */
+	if (d->direct >= 0 && size >= RO_DIRECT_MIN && !(off % 4096) && !(size % 4096)) {
+		while (done < size) {
+			size_t want = size - done < RO_DIRECT_MAX ? size - done : RO_DIRECT_MAX;
+			ssize_t n = pread(d->direct, d->bounce, want, (off_t)(off + done));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0 || n % 4096)
+				break;
+			memcpy((char *)data + done, d->bounce, (size_t)n);
+			done += (size_t)n;
+		}
+	}
 	while (done < size) {
-		ssize_t n = pread(fd, (char *)data + done, size - done, (off_t)(block * (uint64_t)ch->block_size + done));
+		ssize_t n = pread(d->fd, (char *)data + done, size - done, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -234,24 +267,40 @@ static errcode_t ro_open(const char *name, int flags, io_channel *out)
 		free(ch);
 		return EXT2_ET_NO_MEMORY;
 	}
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	struct ro_dev *d = calloc(1, sizeof(*d));
+	if (!d) {
+		free(ch->name);
+		free(ch);
+		return EXT2_ET_NO_MEMORY;
+	}
+	d->fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0) {
 		errcode_t e = (errcode_t)errno;
+		free(d);
 		free(ch->name);
 		free(ch);
 		return e;
+	}
+	/* Not on a mounted file system: a direct read writes the cached
+	 * range back first. */
+	d->direct = flags & IO_FLAG_DIRECT_IO ? open(name, O_RDONLY | O_CLOEXEC | O_DIRECT) : -1;
+	if (d->direct >= 0 && posix_memalign(&d->bounce, 4096, RO_DIRECT_MAX) != 0) {
+		d->bounce = NULL;
+		close(d->direct);
+		d->direct = -1;
 	}
 	ch->magic = EXT2_ET_MAGIC_IO_CHANNEL;
 	ch->manager = &ro_io_manager;
 	ch->block_size = 1024;
 	ch->refcount = 1;
-	ch->private_data = (void *)(intptr_t)fd;
+	ch->private_data = d;
 	*out = ch;
 	return 0;
 }
 
-/* Opened, and checked: -EUCLEAN with why when it must not be read. */
-int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen)
+/* Opened, and checked: -EUCLEAN with why when it must not be read.
+ * direct: large reads around the page cache (not for a mounted one). */
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, bool direct, char *why, size_t whylen)
 {
 	int r;
 
@@ -262,7 +311,7 @@ int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, siz
 	}
 	errcode_t e = ext2fs_open2(fs->device, NULL,
 				   EXT2_FLAG_64BITS | EXT2_FLAG_SKIP_MMP | EXT2_FLAG_IGNORE_CSUM_ERRORS |
-					   EXT2_FLAG_SOFTSUPP_FEATURES,
+					   EXT2_FLAG_SOFTSUPP_FEATURES | (direct ? EXT2_FLAG_DIRECT_IO : 0),
 				   0, 0, &ro_io_manager, out);
 	if (e) {
 		r = ext2_errno(e);
@@ -347,12 +396,42 @@ int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, d
 	return 1;
 }
 
+/* When an inode's names were made, as far as its times say, in
+ * nanoseconds: a directory's from its creation to its last change (its
+ * entries were added then); a file's from its creation to its last change
+ * (a link or a rename changes it).  Without a creation time (small
+ * inodes) from 0. */
+struct e2_window {
+	uint64_t lo, hi;
+};
+
+static uint64_t e2_time(uint32_t sec, uint32_t extra)
+{
+	return ((uint64_t)(int64_t)(int32_t)sec + ((uint64_t)(extra & 3) << 32)) * 1000000000u + (extra >> 2);
+}
+
+static struct e2_window e2_window(ext2_filsys e2, const struct ext2_inode *inode)
+{
+	const struct ext2_inode_large *l = (const struct ext2_inode_large *)inode;
+	bool large = EXT2_INODE_SIZE(e2->super) >= EXT2_GOOD_OLD_INODE_SIZE + 24 &&
+		     l->i_extra_isize >= 24 && l->i_extra_isize <= EXT2_INODE_SIZE(e2->super) - EXT2_GOOD_OLD_INODE_SIZE;
+	bool dir = LINUX_S_ISDIR(inode->i_mode);
+
+	if (!large)
+		return (struct e2_window){ 0, (uint64_t)(dir ? inode->i_mtime : inode->i_ctime) * 1000000000u };
+	return (struct e2_window){ e2_time(l->i_crtime, l->i_crtime_extra),
+				   dir ? e2_time(l->i_mtime, l->i_mtime_extra) : e2_time(l->i_ctime, l->i_ctime_extra) };
+}
+
 /* An inode that refers to a wanted block, and where in it. */
 struct e2_claim {
 	ext2_ino_t ino;
 	e2_blkcnt_t blockcnt;		/* the block's index in the file; < 0 for its metadata */
 	bool unwritten;			/* in an extent allocated, never written */
 	bool bad_csum;			/* the inode's checksum is wrong */
+	bool dir;			/* the inode is a directory */
+	uint16_t links;			/* the inode's links */
+	struct e2_window when;		/* of the inode's names */
 };
 
 /* One block wanted by the inode scan, in file-system blocks. */
@@ -423,7 +502,8 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 		}
 		hit->claims[hit->nclaims++] = (struct e2_claim){
 			s->ino, blockcnt, e2_unwritten(e2, s, blockcnt),
-			s->check_csum && !ext2fs_inode_csum_verify(e2, s->ino, (struct ext2_inode_large *)s->inode) };
+			s->check_csum && !ext2fs_inode_csum_verify(e2, s->ino, (struct ext2_inode_large *)s->inode),
+			LINUX_S_ISDIR(s->inode->i_mode), s->inode->i_links_count, e2_window(e2, s->inode) };
 		s->nclaims++;
 	}
 	return 0;
@@ -435,20 +515,32 @@ struct e2_link {
 	size_t name, len;
 };
 
-/* Paths of wanted inodes, from one scan of every directory's entries: the
- * wanted inodes' names, and every directory's name in its parent, walked
- * up to the root afterwards (no depth limit, unlike
- * ext2fs_get_pathname()). */
+/* Paths of wanted inodes.  The directories are read, those changed when
+ * a wanted inode got its names first, until every wanted inode has as
+ * many names as it has links; each directory on the way up is then named
+ * in its parent, found by its "..".  When that does not reach the root
+ * (damage: a directory with no name, a loop, a ".." that is wrong) or the
+ * names are not all found, every directory is read and the names are
+ * walked up from what they say (no depth limit, unlike
+ * ext2fs_get_pathname()).  A link count too low (damage fsck tells) can
+ * end the reading before a name is found. */
 struct e2_names {
 	ext2_filsys e2;
 	ext2_ino_t dir;
 	ext2_ino_t *inos;		/* sorted */
 	size_t ninos;
+	uint32_t *need;			/* per wanted inode: its names (links; 1 for a directory, 0 for the root) */
+	struct e2_window *when;		/* per wanted inode, or NULL */
+	uint32_t *got;			/* per wanted inode: names found */
+	size_t left;			/* wanted inodes with names still to find */
 	struct strv *paths;		/* per wanted inode: whole paths */
 	struct strv *partial;		/* per wanted inode: paths that do not reach the root */
 	bool *is_dir;
 	struct e2_link *hits, *dirs;	/* names of wanted inodes; of directories */
 	size_t nhits, caphits, ndirs, capdirs;
+	size_t dirs_sorted;		/* dirs[0..dirs_sorted) is sorted and all there is */
+	ext2_ino_t *seen;		/* directories read */
+	size_t nseen, capseen, seen_sorted;
 	char *buf;
 	size_t nbuf, capbuf;
 	int err;
@@ -484,13 +576,17 @@ static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int
 {
 	struct e2_names *n = data;
 	size_t len = (size_t)ext2fs_dirent_name_len(d);
-	ext2_ino_t ino = d->inode;
+	ext2_ino_t ino = d->inode, *hit;
 	int ft = ext2fs_dirent_file_type(d), r = 0;
 
 	if (!ino || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
-	if (n->ninos && bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))
+	if (n->ninos && (hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))) {
+		size_t k = (size_t)(hit - n->inos);
 		r = e2_link_push(n, &n->hits, &n->nhits, &n->caphits, d, len);
+		if (r == 0 && ++n->got[k] == n->need[k])
+			n->left--;
+	}
 	/* Without the filetype feature every entry may be a directory. */
 	if (r == 0 && (ft == EXT2_FT_DIR || ft == EXT2_FT_UNKNOWN))
 		r = e2_link_push(n, &n->dirs, &n->ndirs, &n->capdirs, d, len);
@@ -501,9 +597,22 @@ static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int
 	return 0;
 }
 
+/* Reads directory dir's entries: the names of wanted inodes, and of
+ * directories, in it. */
+static int e2_read_dir(struct e2_names *n, ext2_ino_t dir)
+{
+	if (GREEDY_REALLOC(n->seen, n->capseen, n->nseen + 1) < 0)
+		return -ENOMEM;
+	n->seen[n->nseen++] = dir;
+	n->dir = dir;
+	ext2fs_dir_iterate(n->e2, dir, 0, NULL, e2_dirent, n);
+	return n->err;
+}
+
 /* The path of a name in dir: up through the directories' names to the
  * root.  A directory with no name (unlinked, or a loop) ends it with its
- * inode number, as "<N>", and *whole says it does not reach the root. */
+ * inode number, as "<N>", and *whole says it does not reach the root.
+ * n->dirs is sorted. */
 static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 {
 	_cleanup_free_ const struct e2_link **up = NULL;
@@ -543,47 +652,272 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 	return path;
 }
 
-/* Names from every directory, or from dirs when given (found by a scan
- * already made). */
-static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *dirs, size_t ndirs)
+/* The name of directory dir in its parent, from the directories read so
+ * far, or else from its parent (its ".."), read now: 1 with *out, 0 when
+ * it has none that way, -ENOMEM. */
+static int e2_dir_name(struct e2_names *n, ext2_ino_t dir, struct e2_link *out)
+{
+	struct e2_link key = { .child = dir };
+	const struct e2_link *d;
+	ext2_ino_t parent;
+	int r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (n->dirs_sorted != n->ndirs) {
+			qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
+			n->dirs_sorted = n->ndirs;
+		}
+		d = n->ndirs ? bsearch(&key, n->dirs, n->ndirs, sizeof(key), link_cmp) : NULL;
+		if (d) {
+			*out = *d;
+			return 1;
+		}
+		if (pass)
+			break;
+		if (ext2fs_lookup(n->e2, dir, "..", 2, NULL, &parent) != 0 || !parent)
+			return 0;
+		if (n->seen_sorted != n->nseen) {
+			qsort(n->seen, n->nseen, sizeof(*n->seen), ino_cmp);
+			n->seen_sorted = n->nseen;
+		}
+		/* Read already, and no name of dir in it: its ".." is wrong. */
+		if (bsearch(&parent, n->seen, n->nseen, sizeof(parent), ino_cmp))
+			return 0;
+		if ((r = e2_read_dir(n, parent)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Each name found as a path, named upward through the directories' "..":
+ * 1 when every one reaches the root, 0 when one does not (the names are
+ * then to be read from every directory), -ENOMEM. */
+static int e2_paths_up(struct e2_names *n)
+{
+	_cleanup_free_ struct e2_link *up = NULL;
+	size_t cap = 0;
+	int r = 1;
+
+	/* Reading a parent may find more names of wanted inodes: those are
+	 * walked up as well, after these. */
+	for (size_t i = 0; i < n->nhits && r > 0; i++) {
+		struct e2_link hit = n->hits[i];
+		size_t nup = 0, total = 2;
+		ext2_ino_t at = hit.parent;
+		if (GREEDY_REALLOC(up, cap, 1) < 0)
+			return -ENOMEM;
+		up[nup++] = hit;
+		total += hit.len + 1;
+		while (at != EXT2_ROOT_INO) {
+			/* More steps than names of directories read: a loop. */
+			if (nup > n->ndirs)
+				return 0;
+			if (GREEDY_REALLOC(up, cap, nup + 1) < 0)
+				return -ENOMEM;
+			if ((r = e2_dir_name(n, at, &up[nup])) <= 0)
+				return r;
+			total += up[nup].len + 1;
+			at = up[nup++].parent;
+		}
+		_cleanup_free_ char *path = malloc(total);
+		char *o = path;
+		if (!path)
+			return -ENOMEM;
+		for (size_t k = nup; k-- > 0;) {
+			*o++ = '/';
+			memcpy(o, n->buf + up[k].name, up[k].len);
+			o += up[k].len;
+		}
+		*o = '\0';
+		size_t k = (size_t)((ext2_ino_t *)bsearch(&hit.child, n->inos, n->ninos, sizeof(hit.child), ino_cmp) - n->inos);
+		if (strv_push(&n->paths[k], path) < 0)
+			return -ENOMEM;
+	}
+	return r;
+}
+
+/* The wanted inodes' links, and which are directories, when the caller
+ * did not tell them: read from their inodes. */
+static int e2_need(struct e2_names *n)
+{
+	struct ext2_inode inode;
+
+	if (n->need)
+		return 0;
+	n->need = calloc(n->ninos ? n->ninos : 1, sizeof(*n->need));
+	if (!n->need)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->ninos; i++) {
+		if (ext2fs_read_inode(n->e2, n->inos[i], &inode) != 0) {
+			n->need[i] = UINT32_MAX;	/* not known: every directory is read */
+			continue;
+		}
+		n->is_dir[i] = LINUX_S_ISDIR(inode.i_mode);
+		n->need[i] = n->inos[i] == EXT2_ROOT_INO ? 0 : n->is_dir[i] ? 1 : inode.i_links_count;
+	}
+	return 0;
+}
+
+/* A directory to read and how far its times are from a wanted inode's. */
+struct e2_near {
+	uint64_t cost;
+	ext2_ino_t dir;
+};
+
+static int near_cmp(const void *a, const void *b)
+{
+	const struct e2_near *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return x->dir < y->dir ? -1 : x->dir > y->dir;
+}
+
+/* How far apart the times of a directory and of a wanted inode are: 0
+ * when the inode may have got a name while the directory was changed. */
+static uint64_t e2_gap(const struct e2_window *d, const struct e2_window *w)
+{
+	if (d->lo > w->hi)
+		return d->lo - w->hi;
+	if (w->lo > d->hi)
+		return w->lo - d->hi;
+	return 0;
+}
+
+/* At most this many wanted inodes for the directories to be ordered by
+ * their times; with more most directories are read anyway. */
+#define E2_ORDER_MAX 64
+
+/* dirs (sorted), with their times dwhen, in the order they are read: the
+ * nearest in time to a wanted inode first, as a directory gets its
+ * entries while it is changed.  Without the times, in inode order. */
+static int e2_dir_order(const struct e2_names *n, const ext2_ino_t *dirs, const struct e2_window *dwhen,
+			size_t ndirs, ext2_ino_t **out)
+{
+	_cleanup_free_ struct e2_near *v = malloc((ndirs ? ndirs : 1) * sizeof(*v));
+	ext2_ino_t *o = malloc((ndirs ? ndirs : 1) * sizeof(*o));
+
+	if (!v || !o) {
+		free(o);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ndirs; i++) {
+		uint64_t cost = dwhen && n->when && n->ninos <= E2_ORDER_MAX ? UINT64_MAX : 0;
+		for (size_t w = 0; cost && w < n->ninos; w++) {
+			uint64_t c = e2_gap(&dwhen[i], &n->when[w]);
+			cost = c < cost ? c : cost;
+		}
+		v[i] = (struct e2_near){ cost, dirs[i] };
+	}
+	if (ndirs > 1)
+		qsort(v, ndirs, sizeof(*v), near_cmp);
+	for (size_t i = 0; i < ndirs; i++)
+		o[i] = v[i].dir;
+	*out = o;
+	return 0;
+}
+
+/* Forgets what was read, for reading it all again. */
+static void e2_names_reset(struct e2_names *n)
+{
+	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = 0;
+	for (size_t i = 0; i < n->ninos; i++) {
+		strv_clear(&n->paths[i]);
+		n->got[i] = 0;
+		n->left += n->need[i] > 0;
+	}
+}
+
+/* Every directory: those in dirs when given (found by a scan already
+ * made), else found by an inode scan. */
+static int e2_read_all(struct e2_names *n, const ext2_ino_t *dirs, size_t ndirs)
 {
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
+	int r = 0;
+
+	for (size_t i = 0; dirs && i < ndirs && r == 0; i++)
+		r = e2_read_dir(n, dirs[i]);
+	if (dirs)
+		return r;
+	if (ext2fs_open_inode_scan(n->e2, 0, &scan) != 0)
+		return -EIO;
+	while (r == 0 && ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
+		if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
+			continue;
+		r = e2_read_dir(n, ino);
+	}
+	ext2fs_close_inode_scan(scan);
+	return r;
+}
+
+/* Names from the directories, or from dirs when given (found by a scan
+ * already made, with their times dwhen when known).  n->need, when the
+ * caller set it, says how many names each wanted inode has (and n->is_dir
+ * is then set too); n->when, when set, their times. */
+static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *dirs, const struct e2_window *dwhen,
+			 size_t ndirs)
+{
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	bool all = false;
+	int r = 0;
 
 	n->paths = calloc(n->ninos ? n->ninos : 1, sizeof(*n->paths));
 	n->partial = calloc(n->ninos ? n->ninos : 1, sizeof(*n->partial));
-	n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
-	if (!n->paths || !n->partial || !n->is_dir)
+	if (!n->is_dir)
+		n->is_dir = calloc(n->ninos ? n->ninos : 1, sizeof(*n->is_dir));
+	n->got = calloc(n->ninos ? n->ninos : 1, sizeof(*n->got));
+	if (!n->paths || !n->partial || !n->is_dir || !n->got || e2_need(n) < 0)
 		return -ENOMEM;
+	n->left = 0;
 	for (size_t i = 0; i < n->ninos; i++) {
+		n->left += n->need[i] > 0;
 		if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; dirs && i < ndirs && !n->err; i++) {
-		n->dir = dirs[i];
-		ext2fs_dir_iterate(e2, dirs[i], 0, NULL, e2_dirent, n);
-	}
-	for (size_t i = 0; dirs && ndirs && i < n->ninos; i++)
-		n->is_dir[i] = bsearch(&n->inos[i], dirs, ndirs, sizeof(*dirs), ino_cmp) != NULL;
-	if (!dirs) {
+	/* The directories changed nearest in time to the wanted inodes
+	 * first (else in inode order), until each has all its names. */
+	if (dirs) {
+		_cleanup_free_ ext2_ino_t *order = NULL;
+		if ((r = e2_dir_order(n, dirs, dwhen, ndirs, &order)) < 0)
+			return r;
+		size_t i = 0;
+		for (; i < ndirs && n->left && r == 0; i++)
+			r = e2_read_dir(n, order[i]);
+		all = i == ndirs;
+	} else {
 		if (ext2fs_open_inode_scan(e2, 0, &scan) != 0)
 			return -EIO;
-		while (ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
-			ext2_ino_t *hit = n->ninos ? bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp) : NULL;
-			if (hit)
-				n->is_dir[hit - n->inos] = LINUX_S_ISDIR(inode.i_mode);
-			if (!inode.i_links_count || !LINUX_S_ISDIR(inode.i_mode) || inode.i_dtime)
-				continue;
-			n->dir = ino;
-			ext2fs_dir_iterate(e2, ino, 0, NULL, e2_dirent, n);
-			if (n->err)
+		all = true;
+		while (r == 0 && ext2fs_get_next_inode(scan, &ino, &inode) == 0 && ino) {
+			if (!n->left) {
+				all = false;
 				break;
+			}
+			if (inode.i_links_count && LINUX_S_ISDIR(inode.i_mode) && !inode.i_dtime)
+				r = e2_read_dir(n, ino);
 		}
 		ext2fs_close_inode_scan(scan);
 	}
-	if (n->err)
-		return n->err;
+	if (r < 0)
+		return r;
+	if (!all) {
+		/* Named upward through the directories' "..": or, when one
+		 * does not reach the root that way, from every directory. */
+		if ((r = e2_paths_up(n)) < 0)
+			return r;
+		if (r > 0)
+			return 0;
+		e2_names_reset(n);
+		for (size_t i = 0; i < n->ninos; i++)
+			if (n->inos[i] == EXT2_ROOT_INO && strv_push(&n->paths[i], "/") < 0)
+				return -ENOMEM;
+		if ((r = e2_read_all(n, dirs, ndirs)) < 0)
+			return r;
+	}
 	/* A directory has one name; with several (damage), the first found. */
 	if (n->ndirs)
 		qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
@@ -608,8 +942,12 @@ static void e2_names_free(struct e2_names *n)
 	free(n->partial);
 	free(n->is_dir);
 	free(n->inos);
+	free(n->need);
+	free(n->when);
+	free(n->got);
 	free(n->hits);
 	free(n->dirs);
+	free(n->seen);
 	free(n->buf);
 }
 
@@ -930,7 +1268,7 @@ int owners_ext2_paths(ext2_filsys e2, const ext2_ino_t *dirs, size_t ndirs, cons
 		names.inos[i] = (ext2_ino_t)inos[i];
 	}
 	names.ninos = ninos;
-	r = e2_find_names(e2, &names, dirs, ndirs);
+	r = e2_find_names(e2, &names, dirs, NULL, ndirs);
 	for (size_t i = 0; r == 0 && i < ninos; i++)
 		if (names.partial[i].n)
 			r = -ENOENT;
@@ -956,14 +1294,15 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 
 	if (!mark)
 		return -ENOMEM;
-	r = owners_ext2_open(fs, &e2, why, whylen);
+	r = owners_ext2_open(fs, &e2, !mounted, why, whylen);
 	if (r < 0)
 		return r;
 	uint64_t bs = e2->blocksize;
 	struct e2_scan scan = { 0 };
 	struct e2_names names = { .e2 = e2 };
 	_cleanup_free_ ext2_ino_t *dirs = NULL;
-	size_t ndirs = 0, capdirs = 0;
+	_cleanup_free_ struct e2_window *dwhen = NULL;
+	size_t ndirs = 0, capdirs = 0, capdwhen = 0;
 	/* The block bitmap, read the first time a block is neither fixed metadata nor known: -1 not yet. */
 	int bitmap = mounted ? 0 : -1;
 
@@ -1031,10 +1370,12 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			while (ext2fs_get_next_inode_full(is, &ino, full, isz) == 0 && ino) {
 				/* The directories, for the names: no second scan. */
 				if (inode->i_links_count && LINUX_S_ISDIR(inode->i_mode) && !inode->i_dtime) {
-					if (GREEDY_REALLOC(dirs, capdirs, ndirs + 1) < 0) {
+					if (GREEDY_REALLOC(dirs, capdirs, ndirs + 1) < 0 ||
+					    GREEDY_REALLOC(dwhen, capdwhen, ndirs + 1) < 0) {
 						r = -ENOMEM;
 						break;
 					}
+					dwhen[ndirs] = e2_window(e2, inode);
 					dirs[ndirs++] = ino;
 				}
 				if (!inode->i_links_count && ino >= EXT2_FIRST_INO(e2->super))
@@ -1048,9 +1389,14 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 					blk64_t a = acl;
 					e2_block(e2, &a, -5, 0, 0, &scan);
 				}
-				/* Extents in the inode that miss every block wanted:
-				 * nothing to iterate. */
-				if (ext2fs_inode_has_valid_blocks2(e2, full) &&
+				/* The resize inode's blocks are the reserved descriptor
+				 * blocks, told as fixed metadata above, and its double
+				 * indirect block: only that one is left to look at. */
+				if (ino == EXT2_RESIZE_INO && !(inode->i_flags & EXT4_EXTENTS_FL)) {
+					blk64_t d = inode->i_block[EXT2_DIND_BLOCK];
+					if (d)
+						e2_block(e2, &d, BLOCK_COUNT_DIND, 0, 0, &scan);
+				} else if (ext2fs_inode_has_valid_blocks2(e2, full) &&
 				    (!(inode->i_flags & EXT4_EXTENTS_FL) || e2_inline_extents(inode, e2_scan_touches, &scan)))
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY, NULL, e2_block, &scan);
 				if ((r = scan.err) < 0)
@@ -1061,24 +1407,36 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	}
 	/* The owners' names. */
 	if (r == 0 && scan.n) {
-		names.inos = calloc(scan.nclaims ? scan.nclaims : 1, sizeof(*names.inos));
-		if (!names.inos)
+		size_t m = scan.nclaims ? scan.nclaims : 1;
+		_cleanup_free_ struct e2_claim *owners = malloc(m * sizeof(*owners));
+		names.inos = calloc(m, sizeof(*names.inos));
+		names.need = calloc(m, sizeof(*names.need));
+		names.is_dir = calloc(m, sizeof(*names.is_dir));
+		names.when = calloc(m, sizeof(*names.when));
+		if (!owners || !names.inos || !names.need || !names.is_dir || !names.when)
 			r = -ENOMEM;
+		size_t u = 0;
 		for (size_t i = 0; r == 0 && i < scan.n; i++)
 			for (size_t k = 0; k < scan.v[i].nclaims; k++) {
 				ext2_ino_t ino = scan.v[i].claims[k].ino;
 				if (ino >= EXT2_FIRST_INO(e2->super) || ino == EXT2_ROOT_INO)
-					names.inos[names.ninos++] = ino;
+					owners[u++] = scan.v[i].claims[k];
 			}
 		if (r == 0) {
-			if (names.ninos)
-				qsort(names.inos, names.ninos, sizeof(*names.inos), ino_cmp);
-			size_t u = 0;
-			for (size_t i = 0; i < names.ninos; i++)
-				if (!u || names.inos[u - 1] != names.inos[i])
-					names.inos[u++] = names.inos[i];
-			names.ninos = u;
-			r = e2_find_names(e2, &names, dirs, ndirs);
+			/* ino first: in inode order. */
+			if (u > 1)
+				qsort(owners, u, sizeof(*owners), ino_cmp);
+			/* How many names each has: its links; a directory has one. */
+			for (size_t i = 0; i < u; i++) {
+				if (names.ninos && names.inos[names.ninos - 1] == owners[i].ino)
+					continue;
+				names.inos[names.ninos] = owners[i].ino;
+				names.is_dir[names.ninos] = owners[i].dir;
+				names.when[names.ninos] = owners[i].when;
+				names.need[names.ninos++] = owners[i].ino == EXT2_ROOT_INO ? 0
+							    : owners[i].dir ? 1 : owners[i].links;
+			}
+			r = e2_find_names(e2, &names, dirs, dwhen, ndirs);
 		}
 	}
 	for (size_t i = 0; r == 0 && i < scan.n; i++) {

@@ -81,7 +81,7 @@ int owners_add_simple(struct integrity_owners *o, const struct fs_entry *fs, con
 size_t *owners_mark(const struct integrity_owners *o);
 void owners_rollback(struct integrity_owners *o, const size_t *mark);
 int owners_note_since(struct integrity_owners *o, const size_t *mark, const char *note);
-int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, char *why, size_t whylen);
+int owners_ext2_open(const struct fs_entry *fs, ext2_filsys *out, bool direct, char *why, size_t whylen);
 void owners_ext2_table_inodes(ext2_filsys e2, dgrp_t g, uint64_t table, uint64_t start, uint64_t end,
 			      uint64_t *first, uint64_t *last);
 int owners_ext2_fixed_metadata(ext2_filsys e2, blk64_t blk, const char **what, dgrp_t *group);

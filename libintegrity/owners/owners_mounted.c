@@ -948,7 +948,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	if (!strcmp(fs->type, "xfs"))
 		owners_xfs_geometry(fs, &c.xfs);
 	char why[512];
-	if (ext && owners_ext2_open(fs, &c.e2, why, sizeof(why)) < 0)
+	if (ext && owners_ext2_open(fs, &c.e2, false, why, sizeof(why)) < 0)
 		c.e2 = NULL;
 	r = fsmap_pieces(&c, rootfd, pieces, npieces);
 	bool have_fsmap = r == 0;

@@ -803,3 +803,140 @@ PY
 		umount m
 	done
 }
+
+# Each path debugfs ncheck gives inode INO on DEV, sorted, one a line.
+ncheck_paths() {
+	debugfs -R "ncheck $2" "$1" 2>/dev/null | awk -F'\t' -v i="$2" '$1 == i { sub(/^\/\//, "/", $2); print $2 }' | sort
+}
+
+@test "unmounted ext4: a block's owner is named from a few of 300 directories; hard links, deep and renamed directories as ncheck names them" {
+	command -v strace >/dev/null || skip "needs strace"
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file block 4096 18
+	for i in $(seq 1 300); do
+		mkdir "m/d$i"
+		cp block "m/d$i/f"
+	done
+	# Three names of one file, the last two made long after the first.
+	ln m/d150/f m/d10/link
+	ln m/d150/f m/d290/link
+	deep=$(printf 'e%d/' $(seq 1 40))
+	mkdir -p "m/$deep"
+	random_file "m/${deep}f" 4096 19
+	# A directory renamed into another, well after it was made.
+	mkdir m/old
+	random_file m/old/r 4096 20
+	mv m/old m/d200/new
+	sync
+	plain=$(lba_of m/d120/f 0) linked=$(lba_of m/d150/f 0) deepf=$(lba_of "m/${deep}f" 0) renamed=$(lba_of m/d200/new/r 0)
+	umount m
+	# LeakSanitizer cannot run under ptrace: the other tests look for leaks.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	# One block: its name from a few directories' blocks, not from each
+	# of the 300 (the inode tables are read in large pieces).
+	run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=pread64 "$INTEGRITYCTL" -J resolve --lba "$dev" "$plain"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /d120/f ] || { echo "$output"; false; }
+	blocks=$(grep -c ', 4096, [0-9]*) = 4096$' trace || true)
+	[ "$blocks" -lt 30 ] || { echo "$blocks blocks read"; false; }
+	for lba in "$linked" "$renamed" "$deepf"; do
+		run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq '[.lbas[0].files[] | select(.note != null or ."path-incomplete" != null)] | length' <<<"$output")" -eq 0 ] || { echo "$output"; false; }
+		paths=$(jq -r '.lbas[0].files[].path' <<<"$output" | sort)
+		# ncheck gives a path that deep as ".../e9/...": the whole one is known.
+		[ "$lba" != "$deepf" ] || { [ "$paths" = "/${deep}f" ] || { echo "$output"; false; }; continue; }
+		ino=$(jq '.lbas[0].files[0].inode' <<<"$output")
+		[ "$paths" = "$(ncheck_paths "$dev" "$ino")" ] || { echo "$output"; ncheck_paths "$dev" "$ino"; false; }
+		case $lba in
+		"$linked") [ "$paths" = $'/d10/link\n/d150/f\n/d290/link' ] || { echo "$output"; false; } ;;
+		"$renamed") [ "$paths" = /d200/new/r ] || { echo "$output"; false; } ;;
+		esac
+	done
+}
+
+@test "unmounted ext4: the resize inode's reserved descriptor blocks are not read to name a file's block" {
+	command -v strace >/dev/null || skip "needs strace"
+	dev=$(new_loop 64M)
+	# Room to grow 16,384 times: 127 reserved descriptor blocks.
+	mkfs.ext4 -q -F -b 4096 -E resize=268435456 "$dev"
+	reserved=$(dumpe2fs -h "$dev" 2>/dev/null | sed -n 's/^Reserved GDT blocks: *//p')
+	[ "$reserved" -ge 100 ]
+	mount_at "$dev" m
+	random_file m/f 4096 21
+	sync
+	lba=$(lba_of m/f 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=pread64 "$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /f ] || { echo "$output"; false; }
+	blocks=$(grep -c ', 4096, [0-9]*) = 4096$' trace || true)
+	[ "$blocks" -lt 30 ] || { echo "$blocks blocks read"; false; }
+	# Its double indirect block, in no reserved range, is still its.
+	dind=$(debugfs -R 'stat <7>' "$dev" 2>/dev/null | sed -n 's/.*(DIND):\([0-9]*\).*/\1/p')
+	[ -n "$dind" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" $((dind * 8))
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].metadata' <<<"$output")" = "reserved group descriptors" ] || { echo "$output"; false; }
+}
+
+@test "ext4: the inode tables of an unmounted one are read around the page cache (O_DIRECT), never a mounted one's" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	# 400 inodes more: 100 KiB of inode table in use, read at once.
+	touch m/e{1..400}
+	sync
+	lba=$(lba_of m/victim.bin 0)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	for state in mounted unmounted; do
+		[ $state = mounted ] || umount m
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=openat,pread64 \
+			"$INTEGRITYCTL" -J resolve --lba "$dev" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[].path' <<<"$output" | grep -c 'victim.bin$')" -eq 1 ] || { echo "$output"; false; }
+		# The descriptor opened O_DIRECT, and its reads of 64 KiB or more.
+		fd=$(sed -n "s|.*openat(AT_FDCWD, \"$dev\", [^)]*O_DIRECT[^)]*) = \([0-9]*\)\$|\1|p" trace | tail -1)
+		if [ $state = mounted ]; then
+			[ -z "$fd" ] || { grep O_DIRECT trace; false; }
+		else
+			[ -n "$fd" ] || { grep "$dev" trace; false; }
+			[ "$(grep -cE "pread64\($fd, .*, [0-9]{5,}, [0-9]+\) = [0-9]{5,}\$" trace)" -gt 0 ] || { grep "pread64($fd," trace; false; }
+		fi
+	done
+}
+
+@test "resolve --lba DEVICE: the device's content is probed once, for its file system, not for names it does not show" {
+	command -v strace >/dev/null || skip "needs strace"
+	make_ext4
+	lba=$(lba_of m/victim.bin 0)
+	umount m
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	for key in "$dev" "${dev#/dev/}" "$(stat -c '%Hr:%Lr' "$dev")"; do
+		run --separate-stderr strace -f -qq -o trace -e signal=none -e trace=openat "$INTEGRITYCTL" -J resolve --lba "$key" "$lba"
+		assert_success
+		[ "$(jq -r '.lbas[0].files[].path' <<<"$output" | grep -c 'victim.bin$')" -eq 1 ] || { echo "$output"; false; }
+		# libblkid's probes open it O_NONBLOCK; libext2fs's reads do not.
+		[ "$(grep -c "openat(AT_FDCWD, \"$dev\", O_RDONLY|O_NONBLOCK" trace)" -eq 1 ] || { echo "$key:"; grep "\"$dev\"" trace; false; }
+	done
+}
+
+@test "unmounted ext4: a directory whose .. names another directory still gets its whole path, from every directory" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir -p m/a/b m/c
+	random_file m/a/b/f 4096 22
+	sync
+	lba=$(lba_of m/a/b/f 0)
+	umount m
+	# b's ".." goes to c, which has no entry for b: damage.
+	debugfs -w -R "unlink /a/b/.." "$dev" 2>/dev/null
+	debugfs -w -R "link /c /a/b/.." "$dev" 2>/dev/null
+	[ "$(debugfs -R 'ls -l /a/b' "$dev" 2>/dev/null | awk '$NF == ".." { print $1 }')" = "$(debugfs -R 'stat /c' "$dev" 2>/dev/null | sed -n 's/^Inode: *\([0-9]*\).*/\1/p')" ]
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/a/b/f",null]]' ] || { echo "$output"; false; }
+}

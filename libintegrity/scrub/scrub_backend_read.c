@@ -11,12 +11,18 @@
  * a worker, which runs the same finish() as the inline path, narrowing and
  * all, on that request's own buffers; reap returns requests as workers put
  * them down, and the engine takes results in LBA order as always.
+ *
+ * A regular file read through the page cache costs a copy per byte, as
+ * much as verifying it: with a pool and no engine asked for, each worker
+ * then reads its own request too (pread), so that the copies run side by
+ * side as the checks do.
  */
 #include "config.h"
 
 #include <inttypes.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef HAVE_LIBURING
 #include <liburing.h>
@@ -38,6 +44,7 @@ struct read_backend {
 	struct scrub_req *ready;	/* pread: the request checked by submit */
 	int res[MAX_SLOTS];		/* the first failure of the reads, -errno */
 	struct scrub_pool *pool;	/* verification threads, or NULL */
+	bool read_in_pool;		/* the workers read their requests too */
 	unsigned pooled;		/* requests given to the pool, not taken */
 	bool broken;			/* the ring failed with reads in flight */
 #ifdef HAVE_LIBURING
@@ -178,11 +185,14 @@ static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 	q->bytes = r < 0 ? 0 : (uint64_t)q->nblocks * (p->stride + p->md_size);
 }
 
-/* On a worker of the pool: the reads of q completed with rb->res[slot]. */
+/* On a worker of the pool: the reads of q completed with rb->res[slot],
+ * or are the worker's to do. */
 static void pool_finish(void *data, struct scrub_req *q)
 {
 	struct read_backend *rb = data;
 
+	if (rb->read_in_pool)
+		rb->res[q->slot] = read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot]);
 	finish(rb, q, rb->res[q->slot]);
 }
 
@@ -216,7 +226,9 @@ static int pread_submit(struct scrub_backend *b, struct scrub_req *q)
 {
 	struct read_backend *rb = (struct read_backend *)b;
 
-	if (dispatch(rb, q, read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot])))
+	if (rb->read_in_pool)
+		dispatch(rb, q, 0);
+	else if (dispatch(rb, q, read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot])))
 		rb->ready = q;
 	return 0;
 }
@@ -461,6 +473,17 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 	rb->b.verify_threads = 1;
 	if (threads >= 2 && scrub_pool_new(&rb->pool, threads, rb->b.depth, pool_finish, rb) == 0)
 		rb->b.verify_threads = scrub_pool_size(rb->pool);
+	struct stat st;
+	if (rb->pool && p->engine != INTEGRITY_SCRUB_IO_URING && fstat(p->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		rb->read_in_pool = true;
+#ifdef HAVE_LIBURING
+		if (rb->ring_ok)
+			io_uring_queue_exit(&rb->ring);
+		rb->ring_ok = false;
+#endif
+		rb->b.ops = &pread_ops;
+		rb->b.name = "pread";
+	}
 	if (!rb->pool && rb->b.ops == &pread_ops)
 		rb->b.depth = 1;
 	for (unsigned i = 0; i < rb->b.depth; i++) {

@@ -88,6 +88,29 @@ same() {
 	done
 }
 
+@test "a regular file with a pool and no engine asked for: each worker reads its own requests" {
+	command -v strace >/dev/null || skip "needs strace"
+	# Reading a file in the page cache is a copy as long as verifying it:
+	# the workers do both, side by side, and the scrubbing thread neither.
+	# One trace file per thread: trace.TID.
+	run --separate-stderr strace -ff -qq -o trace -e trace=execve,pread64 "$INTEGRITYCTL" scrub -J --no-state \
+		--io-size 64K --queue-depth 4 --verify-threads 2 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	[ "$(jq '."bad-blocks"' <<<"$output")" = 8 ]
+	[ "$(jq '."verify-threads"' <<<"$output")" = 2 ]
+	main=$(grep -l 'execve(' trace.*)
+	# The data's reads: 64 KiB each, 64 of them, by two threads.
+	readers=$(grep -c 'pread64([0-9]*, .*, 65536, [0-9]*) = 65536' trace.* | grep -v ':0$')
+	[ "$(awk -F: '{ n += $2 } END { print n }' <<<"$readers")" = 64 ] || fail "$readers"
+	[ "$(wc -l <<<"$readers")" = 2 ] || fail "readers: $readers"
+	! grep -q "^$main:" <<<"$readers" || fail "the scrubbing thread read: $readers"
+	# Asked for io_uring, the ring reads, as before.
+	run --separate-stderr "$INTEGRITYCTL" scrub -J --no-state --io-engine uring --io-size 64K --verify-threads 2 \
+		"${fmt[@]}" --pi-file pi data
+	[ "$status" != 3 ] || skip "io_uring is not available here: $stderr"
+	[ "$(jq '."bad-blocks"' <<<"$output")" = 8 ]
+}
+
 @test "stopped and resumed with a pool: the same report and checkpoint as one thread in one go" {
 	run --separate-stderr faulted "$INTEGRITYCTL" scrub -J --state-dir one --io-engine pread --io-size 64K \
 		--verify-threads 1 "${fmt[@]}" --pi-file pi data

@@ -152,6 +152,8 @@ void json_object_end(struct json *j);
 void json_array_begin(struct json *j, const char *key);
 void json_array_end(struct json *j);
 void json_string(struct json *j, const char *key, const char *value);
+/* A value that is not known. */
+void json_null(struct json *j, const char *key);
 void json_u64(struct json *j, const char *key, uint64_t value);
 void json_bool(struct json *j, const char *key, bool value);
 void json_hex(struct json *j, const char *key, uint64_t value);

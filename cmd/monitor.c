@@ -134,7 +134,11 @@ static void show_json(FILE *out, const struct integrity_monitor_event *s)
 	json_open_line(&j, out);
 	json_u64(&j, "seq", s->record.seq);
 	json_u64(&j, "time-usec", s->record.usec);
-	json_u64(&j, "time", s->time > 0 ? (uint64_t)s->time : 0);
+	/* Unknown (a clock set before the boot): null, as every unknown value. */
+	if (s->time > 0)
+		json_u64(&j, "time", (uint64_t)s->time);
+	else
+		json_null(&j, "time");
 	json_string(&j, "kind", integrity_event_kind_name(s->record.kind));
 	json_array_begin(&j, "sources");
 	for (size_t i = 0; i < s->nsources; i++)

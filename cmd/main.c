@@ -156,7 +156,8 @@ static int run(int argc, const char **argv)
 		}
 	if (ret < 0) {
 		const char *near = nearest_command(cargv[0]);
-		fprintf(stderr, "integrityctl: '%s' is not a command.", cargv[0]);
+		message_start(NULL);
+		fprintf(stderr, "'%s' is not a command.", cargv[0]);
 		if (near)
 			fprintf(stderr, " Did you mean '%s'?", near);
 		fputs(" See 'integrityctl --help'.\n", stderr);

@@ -185,7 +185,7 @@ static void row_from_action(struct row *r, const struct integrity_part_action *a
 		snprintf(result, len, "failed: %s", a->why ? a->why : strerror(-a->result));
 }
 
-/* Print one library error as "integrityctl: DEVICE: [partition N: ]what: why". */
+/* Print one library error on DEVICE: "[partition N: ]what: why" after fail()'s prefix. */
 static int report(int code, const char *dev, const struct integrity_part_error *e)
 {
 	char part[32] = "";

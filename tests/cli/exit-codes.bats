@@ -192,3 +192,15 @@ EOF
 	assert_failure 3
 	assert_equal "$stderr" "integrityctl: show: nosuch: no such block device; check the name ('integrityctl status' lists the block devices)"
 }
+
+@test "every message goes through cmd/common.c: no command writes the program's name itself" {
+	local src=${TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
+	# udev-helper's alarm handler may only write() a constant: its one line
+	# is spelled out, in the same form.
+	run grep -n '"integrityctl: ' "$src"/cmd/*.c
+	[ "$status" -le 1 ]
+	local bad
+	bad=$(grep -v -e '/cmd/common\.c:' -e '/cmd/udev-helper\.c:.*static const char msg\[\] = "integrityctl: udev-helper: ' \
+		<<<"$output" || true)
+	[ -z "$bad" ] || fail "messages that bypass fail()/warnx_obj(): $bad"
+}

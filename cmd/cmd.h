@@ -54,22 +54,40 @@ extern struct poptOption global_option_table[];
 #define OPT_HELP 0x4000
 #define HELP_OPTION { "help", 'h', POPT_ARG_NONE, NULL, OPT_HELP, "show this help", NULL }
 
-/* "integrityctl: OBJECT: what failed: why"; why from a negative or positive errno
- * (0: none).  Return the exit code so that callers can `return fail(...)`. */
+/* The command being run, as every message names it: "scrub", "pi verify";
+ * set by the dispatcher and by parse_options(), NULL before a command is
+ * known (then a message is "integrityctl: what"). */
+extern const char *command_name;
+
+/* "integrityctl: COMMAND: OBJECT: what is wrong: why[; what to do]" (the
+ * form of integrityctl(8), DIAGNOSTICS); why from a negative or positive
+ * errno (0: none), OBJECT NULL for none (and left out when it is the
+ * command).  Return the exit code so that callers can `return fail(...)`. */
 int fail(int code, const char *object, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* fail() with what to do after the reason: "...: why; FIX". */
+int fail_fix(int code, const char *object, int err, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* What to do about a device name that names none. */
+#define FIX_DEVICE_NAME "check the name ('integrityctl status' lists the block devices)"
 /* fail() for a file the program reads or writes: a refusal of one that is
  * not trusted (-EPERM) names the fix ('chown', 'chmod'). */
 int fail_file(int code, const char *path, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The start of a message, "integrityctl: COMMAND: OBJECT: ", for one the
+ * caller writes piece by piece (and ends with a newline). */
+void message_start(const char *object);
+/* A warning in fail()'s form, not printed with -q. */
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* -o or --output-all given to a command that prints no columns: the usage
  * error, naming the option and why. */
-int refuse_columns(const char *command, const char *why);
+int refuse_columns(const char *why);
+/* A missing or extra argument: "usage: integrityctl COMMAND USAGE", EXIT_USAGE. */
+int usage_error(const char *usage);
 /* The output file of a command that writes one is -O/--output-file; OLD,
  * its former spelling, still works for one release with a warning (even
  * with -q: it is about the command line).  *value is set from old_value;
  * both given: a conflict, EXIT_USAGE with the message.  0 otherwise. */
-int output_file_option(const char *command, const char *old, char **value, char *old_value);
+int output_file_option(const char *old, char **value, char *old_value);
 
 /* Cleanup helpers for the handles the command holds: a variable declared
  * _cleanup_(integrity_device_freep) is released on every return. */
@@ -90,8 +108,11 @@ DEFINE_CLEANUP_FUNC(struct integrity_part_plan *, integrity_part_plan_free)
 #define _cleanup_popt_ _cleanup_(poptFreeContextp)
 
 /* A context (--sysfs-root) and the block device NAME names: 0, or the exit
- * code with the message printed ("no such block device", "cannot look up"). */
+ * code with the message printed ("no such block device", "not a block
+ * device", "cannot look up"). */
 int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev);
+/* The message and exit code for integrity_device_new()'s error r on NAME. */
+int device_error(const char *name, int r);
 
 /* Levenshtein distance of two short words ((size_t)-1 past 63 letters). */
 size_t edit_distance(const char *a, const char *b);
@@ -162,6 +183,8 @@ void json_object_end(struct json *j);
 void json_array_begin(struct json *j, const char *key);
 void json_array_end(struct json *j);
 void json_string(struct json *j, const char *key, const char *value);
+/* A value that is not known. */
+void json_null(struct json *j, const char *key);
 void json_u64(struct json *j, const char *key, uint64_t value);
 void json_bool(struct json *j, const char *key, bool value);
 void json_hex(struct json *j, const char *key, uint64_t value);

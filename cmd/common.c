@@ -40,19 +40,48 @@ static const char *error_string(int err)
 	return safe_strerror(err);
 }
 
+const char *command_name;
+
+/* "integrityctl: COMMAND: OBJECT: " as every message starts: the command
+ * once, the object unless it is the command itself. */
+void message_start(const char *object)
+{
+	fputs("integrityctl: ", stderr);
+	if (command_name)
+		fprintf(stderr, "%s: ", command_name);
+	if (object && (!command_name || strcmp(object, command_name) != 0))
+		fprintf(stderr, "%s: ", object);
+}
+
+static int vfail(int code, const char *object, int err, const char *fix, const char *fmt, va_list ap)
+{
+	message_start(object);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", error_string(err));
+	if (fix)
+		fprintf(stderr, "; %s", fix);
+	fputc('\n', stderr);
+	return code;
+}
+
 int fail(int code, const char *object, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("integrityctl: ", stderr);
-	if (object)
-		fprintf(stderr, "%s: ", object);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfail(code, object, err, NULL, fmt, ap);
 	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", error_string(err));
-	fputc('\n', stderr);
+	return code;
+}
+
+int fail_fix(int code, const char *object, int err, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(code, object, err, fix, fmt, ap);
+	va_end(ap);
 	return code;
 }
 
@@ -70,14 +99,15 @@ int fail_file(int code, const char *path, int err, const char *fmt, ...)
 	return fail(code, path, err, "%s", what);
 }
 
-int output_file_option(const char *command, const char *old, char **value, char *old_value)
+int output_file_option(const char *old, char **value, char *old_value)
 {
 	if (!old_value)
 		return 0;
 	if (*value)
-		return fail(EXIT_USAGE, command, 0, "%s and -O/--output-file: choose one", old);
-	fprintf(stderr, "integrityctl: %s: %s FILE is deprecated and goes away in the next release: "
-		"write -O FILE (--output-file)\n", command, old);
+		return fail(EXIT_USAGE, NULL, 0, "%s and -O/--output-file: choose one", old);
+	message_start(NULL);
+	fprintf(stderr, "%s FILE is deprecated and goes away in the next release: "
+		"write -O FILE (--output-file)\n", old);
 	*value = old_value;
 	return 0;
 }
@@ -88,13 +118,23 @@ void warnx_obj(const char *object, const char *fmt, ...)
 
 	if (gopt.quiet)
 		return;
-	fputs("integrityctl: ", stderr);
-	if (object)
-		fprintf(stderr, "%s: ", object);
+	message_start(object);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int device_error(const char *name, int r)
+{
+	if (r == -ENODEV)
+		return fail_fix(EXIT_FAIL, name, 0, FIX_DEVICE_NAME, "no such block device");
+	if (r == -ENOENT)
+		return fail_fix(EXIT_FAIL, name, r, "check the path", "cannot look up");
+	if (r == -ENOTBLK)
+		return fail_fix(EXIT_USAGE, name, 0, "give a disk or a partition ('integrityctl status' lists them)",
+				"not a block device");
+	return fail(EXIT_FAIL, name, r, "cannot look up");
 }
 
 int open_device(const char *name, struct integrity_context **ctx, struct integrity_device **dev)
@@ -105,10 +145,7 @@ int open_device(const char *name, struct integrity_context **ctx, struct integri
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
 	r = integrity_device_new(*ctx, name, dev);
-	if (r < 0)
-		return fail(EXIT_FAIL, name, r == -ENODEV ? 0 : r,
-			    r == -ENODEV ? "no such block device" : "cannot look up");
-	return 0;
+	return r < 0 ? device_error(name, r) : 0;
 }
 
 size_t edit_distance(const char *a, const char *b)
@@ -172,14 +209,15 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	poptContext ctx = poptGetContext(name, argc, argv, table, 0);
 
 	poptSetOtherOptionHelp(ctx, usage);
+	/* name is "integrityctl COMMAND": the command every message names. */
+	command_name = command_of(name);
 	bool help = false;
 	while ((rc = poptGetNextOpt(ctx)) > 0)
 		help |= rc == OPT_HELP;
 	if (rc < -1) {
-		/* name is "integrityctl COMMAND": the prefix once, as every
-		 * message has it ("integrityctl: COMMAND: ..."). */
 		const char *bad = poptBadOption(ctx, 0);
-		fprintf(stderr, "integrityctl: %s: %s: %s", command_of(name), bad, poptStrerror(rc));
+		message_start(bad);
+		fputs(poptStrerror(rc), stderr);
 		if (rc == POPT_ERROR_BADOPT && bad && bad[0] == '-' && bad[1] == '-' && bad[2]) {
 			char opt[64];
 			snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(bad + 2, "="), bad + 2);
@@ -200,16 +238,14 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 		return EXIT_HELP;
 	}
 	if (gopt.output && gopt.output_all) {
-		fprintf(stderr, "integrityctl: %s: -o/--output and --output-all: choose one\n", command_of(name));
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return EXIT_USAGE;
+		return fail(EXIT_USAGE, NULL, 0, "-o/--output and --output-all: choose one");
 	}
 	if (gopt.json && gopt.raw) {
-		fprintf(stderr, "integrityctl: %s: -J/--json and -r/--raw: choose one\n", command_of(name));
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return EXIT_USAGE;
+		return fail(EXIT_USAGE, NULL, 0, "-J/--json and -r/--raw: choose one");
 	}
 	*ctxp = ctx;
 	return 0;
@@ -381,7 +417,12 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 	return scols_line_set_data(ln, column, buf);
 }
 
-int refuse_columns(const char *command, const char *why)
+int usage_error(const char *usage)
 {
-	return fail(EXIT_USAGE, command, 0, "%s: %s", gopt.output ? "-o/--output" : "--output-all", why);
+	return fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+}
+
+int refuse_columns(const char *why)
+{
+	return fail(EXIT_USAGE, NULL, 0, "%s: %s", gopt.output ? "-o/--output" : "--output-all", why);
 }

@@ -51,9 +51,9 @@ static int parse_request(struct integrity_format_request *req)
 
 	memset(req, 0, sizeof(*req));
 	if (!o.pi_type)
-		return fail(EXIT_USAGE, "format", 0, "--pi-type is required (0 turns protection off)");
+		return fail(EXIT_USAGE, NULL, 0, "--pi-type is required (0 turns protection off)");
 	if (strlen(o.pi_type) != 1 || o.pi_type[0] < '0' || o.pi_type[0] > '3')
-		return fail(EXIT_USAGE, "format", 0, "--pi-type %s: want 0, 1, 2 or 3", o.pi_type);
+		return fail(EXIT_USAGE, NULL, 0, "--pi-type %s: want 0, 1, 2 or 3", o.pi_type);
 	req->pi_type = (unsigned)(o.pi_type[0] - '0');
 	if (o.guard) {
 		static const struct {
@@ -68,11 +68,11 @@ static int parse_request(struct integrity_format_request *req)
 			if (strcasecmp(o.guard, guards[i].name) == 0)
 				req->guard = guards[i].guard;
 		if (req->guard == INTEGRITY_GUARD_NONE)
-			return fail(EXIT_USAGE, "format", 0, "--guard %s: want crc16, crc32c or crc64", o.guard);
+			return fail(EXIT_USAGE, NULL, 0, "--guard %s: want crc16, crc32c or crc64", o.guard);
 	}
 	if (o.block_size) {
 		if (parse_size(o.block_size, &v) < 0 || v > UINT32_MAX)
-			return fail(EXIT_USAGE, "format", 0, "--block-size %s: want a number of bytes, 512 or 4096",
+			return fail(EXIT_USAGE, NULL, 0, "--block-size %s: want a number of bytes, 512 or 4096",
 				    o.block_size);
 		req->block_size = (uint32_t)v;
 	}
@@ -82,7 +82,7 @@ static int parse_request(struct integrity_format_request *req)
 		else if (strcasecmp(o.position, "last") == 0)
 			req->pi_position = INTEGRITY_FORMAT_PI_LAST;
 		else
-			return fail(EXIT_USAGE, "format", 0, "--pi-position %s: want first or last", o.position);
+			return fail(EXIT_USAGE, NULL, 0, "--pi-position %s: want first or last", o.position);
 	}
 	return 0;
 }
@@ -409,8 +409,7 @@ int cmd_format(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fprintf(stderr, "integrityctl: format: usage: integrityctl format %s\n", usage_line);
-		return EXIT_USAGE;
+		return usage_error(usage_line);
 	}
 	const char *name = args[0];
 	if ((r = parse_request(&req)) != 0)

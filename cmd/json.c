@@ -178,6 +178,12 @@ void json_string(struct json *j, const char *key, const char *value)
 		fputs("null", j->out);
 }
 
+void json_null(struct json *j, const char *key)
+{
+	json_key(j, key);
+	fputs("null", j->out);
+}
+
 void json_u64(struct json *j, const char *key, uint64_t value)
 {
 	json_key(j, key);

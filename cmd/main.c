@@ -84,11 +84,7 @@ static int close_stdout(int ret)
 		return ret;
 	if (err == EPIPE)
 		return ret;
-	if (close_failed && err)
-		fprintf(stderr, "integrityctl: write error: %s\n", strerror(err));
-	else
-		fputs("integrityctl: write error\n", stderr);
-	return EXIT_FAIL;
+	return fail(EXIT_FAIL, NULL, close_failed ? err : 0, "write error");
 }
 
 static void print_version(void)
@@ -114,7 +110,7 @@ static int run(int argc, const char **argv)
 	while ((rc = poptGetNextOpt(ctx)) > 0)
 		;
 	if (rc < -1) {
-		fprintf(stderr, "integrityctl: %s: %s\n", poptBadOption(ctx, 0), poptStrerror(rc));
+		fail(EXIT_USAGE, poptBadOption(ctx, 0), 0, "%s", poptStrerror(rc));
 		fputs("Try 'integrityctl --help'.\n", stderr);
 		return EXIT_USAGE;
 	}
@@ -122,11 +118,6 @@ static int run(int argc, const char **argv)
 		print_version();
 		return EXIT_CLEAN;
 	}
-	if (gopt.json && gopt.raw) {
-		fputs("integrityctl: -J/--json and -r/--raw: choose one\n", stderr);
-		return EXIT_USAGE;
-	}
-
 	const char **rest = poptGetArgs(ctx);
 	if (help || !rest || !rest[0]) {
 		usage(help ? stdout : stderr);
@@ -156,13 +147,19 @@ static int run(int argc, const char **argv)
 
 	int ret = -1;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(cargv[0], commands[i].name) == 0)
+		if (strcmp(cargv[0], commands[i].name) == 0) {
+			/* Named by every message from here on; the
+			 * command's own options (and -J -r given before it,
+			 * which it sees too) are refused in its name. */
+			command_name = commands[i].name;
 			ret = commands[i].fn(nrest, cargv);
+		}
 	if (ret == EXIT_HELP)
 		return EXIT_CLEAN;
 	if (ret < 0) {
 		const char *near = nearest_command(cargv[0]);
-		fprintf(stderr, "integrityctl: '%s' is not a command.", cargv[0]);
+		message_start(NULL);
+		fprintf(stderr, "'%s' is not a command.", cargv[0]);
 		if (near)
 			fprintf(stderr, " Did you mean '%s'?", near);
 		fputs(" See 'integrityctl --help'.\n", stderr);

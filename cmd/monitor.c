@@ -134,7 +134,11 @@ static void show_json(FILE *out, const struct integrity_monitor_event *s)
 	json_open_line(&j, out);
 	json_u64(&j, "seq", s->record.seq);
 	json_u64(&j, "time-usec", s->record.usec);
-	json_u64(&j, "time", s->time > 0 ? (uint64_t)s->time : 0);
+	/* Unknown (a clock set before the boot): null, as every unknown value. */
+	if (s->time > 0)
+		json_u64(&j, "time", (uint64_t)s->time);
+	else
+		json_null(&j, "time");
 	json_string(&j, "kind", integrity_event_kind_name(s->record.kind));
 	json_array_begin(&j, "sources");
 	for (size_t i = 0; i < s->nsources; i++)
@@ -686,9 +690,8 @@ static int list_events(const char *dir, int64_t since_usec)
 		int r = list_journal(since_usec);
 		if (r < 0)
 			return fail(EXIT_FAIL, o.journal_dir, r, "cannot read the journal");
-		if (!r && !gopt.json && !gopt.quiet)
-			fprintf(stderr, "integrityctl: monitor: no events in the journal in %s%s\n", o.journal_dir,
-				since_usec ? " since then" : "");
+		if (!r && !gopt.json)
+			warnx_obj(NULL, "no events in the journal in %s%s", o.journal_dir, since_usec ? " since then" : "");
 		return EXIT_CLEAN;
 	}
 	if (!found && list_journal(since_usec) > 0)
@@ -716,8 +719,8 @@ static int list_events(const char *dir, int64_t since_usec)
 		}
 		shown++;
 	}
-	if (!shown && !gopt.json && !gopt.quiet)
-		fprintf(stderr, "integrityctl: monitor: no events kept in %s%s\n", dir, since_usec ? " since then" : "");
+	if (!shown && !gopt.json)
+		warnx_obj(NULL, "no events kept in %s%s", dir, since_usec ? " since then" : "");
 	return EXIT_CLEAN;
 }
 
@@ -776,10 +779,10 @@ int cmd_monitor(int argc, const char **argv)
 	if (r)
 		return r;
 	if (gopt.output || gopt.output_all)
-		return refuse_columns("monitor", "events have no columns to choose");
+		return refuse_columns("events have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
-		return fail(EXIT_USAGE, NULL, 0, "monitor: no arguments are taken ('%s'); see --help", args[0]);
+		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
 	if (o.no_state && o.state_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--no-state and --state-dir: choose one");
 	if (o.repair && o.no_rescrub)
@@ -815,12 +818,11 @@ int cmd_monitor(int argc, const char **argv)
 	if (r == -EPERM && state)
 		return fail_file(EXIT_FAIL, state, r, "cannot keep the monitor's cursor");
 	if (r == -ENOENT && state && !o.state_dir)
-		return fail(EXIT_FAIL, state, r, "no state directory: create it, or give --state-dir or --no-state");
+		return fail_fix(EXIT_FAIL, state, r, "create it, or give --state-dir DIR or --no-state", "no state directory");
 	if (r < 0)
 		return fail(EXIT_FAIL, o.kmsg ? o.kmsg : state ? state : "/dev/kmsg", r, "cannot read the kernel log");
 	if (integrity_kmsg_resumed_after(k) && gopt.verbose)
-		fprintf(stderr, "integrityctl: monitor: going on after record %" PRIu64 "\n",
-			integrity_kmsg_resumed_after(k));
+		warnx_obj(NULL, "going on after record %" PRIu64, integrity_kmsg_resumed_after(k));
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
@@ -848,11 +850,9 @@ int cmd_monitor(int argc, const char **argv)
 	if (follow && !o.kmsg) {
 		r = integrity_fserror_open(&fe);
 		if (r < 0 && gopt.verbose)
-			fprintf(stderr, "integrityctl: monitor: file system errors from the kernel log only: fanotify: %s\n",
-				safe_strerror(r));
+			warnx_obj(NULL, "file system errors from the kernel log only: fanotify: %s", safe_strerror(r));
 		else if (r == 0 && gopt.verbose)
-			fprintf(stderr, "integrityctl: monitor: watching %zu file systems for errors (fanotify)\n",
-				integrity_fserror_watched(fe));
+			warnx_obj(NULL, "watching %zu file systems for errors (fanotify)", integrity_fserror_watched(fe));
 	}
 	if (follow)
 		notify("READY=1\nSTATUS=Following the kernel log");

@@ -185,7 +185,7 @@ static void row_from_action(struct row *r, const struct integrity_part_action *a
 		snprintf(result, len, "failed: %s", a->why ? a->why : strerror(-a->result));
 }
 
-/* Print one library error as "integrityctl: DEVICE: [partition N: ]what: why". */
+/* Print one library error on DEVICE: "[partition N: ]what: why" after fail()'s prefix. */
 static int report(int code, const char *dev, const struct integrity_part_error *e)
 {
 	char part[32] = "";
@@ -250,7 +250,7 @@ static struct libscols_table *new_table(struct column_set *set, const size_t *de
 }
 
 /* The device argument: exactly one, after the options. */
-static const char *one_device(poptContext pc, const char *sub, const char *usage, size_t extra)
+static const char *one_device(poptContext pc, const char *usage, size_t extra)
 {
 	const char **args = poptGetArgs(pc);
 	size_t n = 0;
@@ -258,7 +258,7 @@ static const char *one_device(poptContext pc, const char *sub, const char *usage
 	while (args && args[n])
 		n++;
 	if (n < 1 + extra || (!extra && n > 1)) {
-		fprintf(stderr, "integrityctl: part %s: usage: integrityctl part %s %s\n", sub, sub, usage);
+		usage_error(usage);
 		return NULL;
 	}
 	return args[0];
@@ -284,15 +284,13 @@ static bool subcommand_start(poptContext *pc, const char *name, int argc, const 
 			     const size_t *help_columns, size_t nhelp, size_t extra, const char **dev,
 			     int *code)
 {
-	const char *sub = strrchr(name, ' ') + 1;
-
 	*code = parse_options(pc, name, argc, argv, table, usage);
 	if (*code)
 		return false;
 	if (o.help) {
 		usage_help(*pc, help_columns, nhelp);
 		*code = EXIT_CLEAN;
-	} else if ((*dev = one_device(*pc, sub, usage, extra))) {
+	} else if ((*dev = one_device(*pc, usage, extra))) {
 		return true;
 	} else {
 		*code = EXIT_USAGE;
@@ -708,8 +706,8 @@ static void part_usage(FILE *out)
 int cmd_part(int argc, const char **argv)
 {
 	if (argc < 2) {
-		fputs("integrityctl: part: no subcommand given (list, create, delete or sync)\n"
-		      "Try 'integrityctl part --help'.\n", stderr);
+		fail(EXIT_USAGE, NULL, 0, "no subcommand given (list, create, delete or sync)");
+		fputs("Try 'integrityctl part --help'.\n", stderr);
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -724,6 +722,6 @@ int cmd_part(int argc, const char **argv)
 		return part_delete(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sync") == 0)
 		return part_sync(argc - 1, argv + 1);
-	return fail(EXIT_USAGE, "part", 0, "unknown subcommand '%s' (list, create, delete or sync)",
+	return fail(EXIT_USAGE, NULL, 0, "unknown subcommand '%s' (list, create, delete or sync)",
 		    argv[1]);
 }

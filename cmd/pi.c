@@ -91,6 +91,10 @@ static int open_failed(const char *path, int err, const char *what)
 {
 	if (err == -ENOTBLK)
 		return fail(EXIT_USAGE, path, 0, "not a regular file or block device: it has no size to check");
+	if (err == -ENOENT)
+		return fail_fix(EXIT_FAIL, path, err, "check the path", "%s", what);
+	if (err == -EACCES)
+		return fail_fix(EXIT_FAIL, path, err, "check its permissions, or run it as its owner", "%s", what);
 	return fail(EXIT_FAIL, path, err, "%s", what);
 }
 
@@ -178,13 +182,12 @@ static int pi_generate(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl pi generate", argc, argv, table, generate_usage);
 	if (r)
 		return r;
-	r = output_file_option("pi generate", "-o/--output", &o.out, o.out_old);
+	r = output_file_option("-o/--output", &o.out, o.out_old);
 	if (r)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || (!o.out == !pi_opts.pi_file)) {
-		fprintf(stderr, "integrityctl: pi generate: usage: integrityctl pi generate %s\n", generate_usage);
-		return EXIT_USAGE;
+		return usage_error(generate_usage);
 	}
 	const char *path = args[0];
 	r = pi_options_parse(&p, "T10-DIF-TYPE1-CRC");
@@ -314,11 +317,10 @@ static int pi_verify(int argc, const char **argv)
 	if (r)
 		return r;
 	if (gopt.output || gopt.output_all)
-		return refuse_columns("pi verify", "the report has no columns to choose");
+		return refuse_columns("the report has no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fputs("integrityctl: pi verify: usage: integrityctl pi verify FILE [--pi-file PI]\n", stderr);
-		return EXIT_USAGE;
+		return usage_error("FILE [--pi-file PI]");
 	}
 	r = open_protected(&job, args[0], O_RDONLY);
 	if (r)
@@ -407,9 +409,7 @@ static int pi_inject(int argc, const char **argv)
 		return r;
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || !o.block || !o.tag) {
-		fputs("integrityctl: pi inject: usage: integrityctl pi inject --block N --tag guard|app|ref|data FILE "
-		      "[--pi-file PI]\n", stderr);
-		return EXIT_USAGE;
+		return usage_error("--block N --tag guard|app|ref|data FILE [--pi-file PI]");
 	}
 	if (parse_u64(o.block, &block) < 0)
 		return fail(EXIT_USAGE, NULL, 0, "--block '%s': not a number", o.block);
@@ -465,8 +465,8 @@ static void pi_usage(FILE *out)
 int cmd_pi(int argc, const char **argv)
 {
 	if (argc < 2) {
-		fputs("integrityctl: pi: no subcommand given (generate, verify or inject)\n"
-		      "Try 'integrityctl pi --help'.\n", stderr);
+		fail(EXIT_USAGE, NULL, 0, "no subcommand given (generate, verify or inject)");
+		fputs("Try 'integrityctl pi --help'.\n", stderr);
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -479,5 +479,5 @@ int cmd_pi(int argc, const char **argv)
 		return pi_verify(argc - 1, argv + 1);
 	if (strcmp(argv[1], "inject") == 0)
 		return pi_inject(argc - 1, argv + 1);
-	return fail(EXIT_USAGE, "pi", 0, "unknown subcommand '%s' (generate, verify or inject)", argv[1]);
+	return fail(EXIT_USAGE, NULL, 0, "unknown subcommand '%s' (generate, verify or inject)", argv[1]);
 }

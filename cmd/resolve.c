@@ -247,6 +247,18 @@ static void lbas_text(const char *device, uint32_t bs, const struct integrity_by
 }
 
 /* resolve --lba DEVICE LBA...: what the blocks belong to. */
+/* A key that names no device now: a path that is not there (the file
+ * system's own words), not a block device, or a name of none. */
+static int no_device(const char *key, const char *obj, int r)
+{
+	if (r == -ENOENT && key[0] == '/')
+		return fail_fix(EXIT_FAIL, obj, r, "check the path", "cannot find the device");
+	if (r == -ENOTBLK)
+		return fail_fix(EXIT_USAGE, obj, 0, "give a block device, its MAJ:MIN or a stable name",
+				"not a block device");
+	return fail_fix(EXIT_FAIL, obj, 0, FIX_DEVICE_NAME, "no such device");
+}
+
 static int resolve_lbas(const char **args)
 {
 	_cleanup_(integrity_context_freep) struct integrity_context *ctx = NULL;
@@ -262,7 +274,7 @@ static int resolve_lbas(const char **args)
 	while (args[n + 1])
 		n++;
 	if (!n)
-		return fail(EXIT_USAGE, NULL, 0, "resolve --lba: usage: integrityctl resolve --lba DEVICE LBA...");
+		return fail(EXIT_USAGE, NULL, 0, "--lba: usage: integrityctl resolve --lba DEVICE LBA...");
 	if (o.block_size && (parse_size(o.block_size, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1))))
 		return fail(EXIT_USAGE, NULL, 0, "--block-size '%s': a power of two from 512 to 1M", o.block_size);
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
@@ -275,8 +287,10 @@ static int resolve_lbas(const char **args)
 				  &res);
 	if (r == -EINVAL)
 		return fail(EXIT_USAGE, obj, 0, "not a device key (see --help)");
+	if (r == -ENOENT || r == -ENODEV || r == -ENOTBLK)
+		return no_device(args[0], obj, r);
 	if (r < 0)
-		return fail(EXIT_FAIL, obj, r == -ENOENT ? -ENODEV : r, "cannot find the device");
+		return fail(EXIT_FAIL, obj, r, "cannot find the device");
 	if ((r = integrity_device_new(ctx, integrity_resolve_name(res), &dev)) < 0)
 		return fail(EXIT_FAIL, obj, r, "cannot open the device");
 	uint32_t bs = o.block_size ? (uint32_t)v : integrity_device_logical_block_size(dev);
@@ -363,7 +377,7 @@ int cmd_resolve(int argc, const char **argv)
 	}
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
-		return fail(EXIT_USAGE, NULL, 0, "resolve: no KEY given (see --help)");
+		return fail(EXIT_USAGE, NULL, 0, "no KEY given (see --help)");
 	if (o.lba && (o.at || o.boot))
 		return fail(EXIT_USAGE, NULL, 0, "--lba reads what the device holds now; %s answers from the "
 			    "history: use one or the other", o.at ? "--at" : "--boot");
@@ -441,8 +455,8 @@ int cmd_resolve(int argc, const char **argv)
 			code = fail(EXIT_USAGE, o.at, 0, "no boot in the history had begun by then");
 		else if ((r == -ENODEV || r == -ENOENT) && past)
 			code = fail(EXIT_FAIL, obj, 0, "no device had this number or name then");
-		else if (r == -ENODEV || r == -ENOENT)
-			code = fail(EXIT_FAIL, obj, 0, "no such device");
+		else if (r == -ENODEV || r == -ENOENT || r == -ENOTBLK)
+			code = no_device(keys[i], obj, r);
 		else if (r < 0)
 			code = fail(EXIT_FAIL, obj, r, "cannot resolve");
 		else if (integrity_resolve_udev_stale(res))

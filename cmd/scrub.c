@@ -211,7 +211,7 @@ int cmd_scrub(int argc, const char **argv)
 	r = parse_options(&pc, "integrityctl scrub", argc, argv, table, "TARGET... | --all | --status [TARGET]");
 	if (r)
 		return r;
-	r = output_file_option("scrub", "--report", &o.report, o.report_old);
+	r = output_file_option("--report", &o.report, o.report_old);
 	if (r) {
 		poptFreeContext(pc);
 		return r;
@@ -220,11 +220,11 @@ int cmd_scrub(int argc, const char **argv)
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	if (o.status && o.all) {
 		poptFreeContext(pc);
-		return fail(EXIT_USAGE, NULL, 0, "scrub: --status and --all: choose one");
+		return fail(EXIT_USAGE, NULL, 0, "--status and --all: choose one");
 	}
 	if ((gopt.output || gopt.output_all) && !o.status) {
 		poptFreeContext(pc);
-		return refuse_columns("scrub", "the report has no columns to choose (-o is for --status)");
+		return refuse_columns("the report has no columns to choose (-o is for --status)");
 	}
 	if (o.status) {
 		ret = show_status(state_dir, args ? args[0] : NULL);
@@ -232,10 +232,8 @@ int cmd_scrub(int argc, const char **argv)
 		return ret;
 	}
 	if (!o.all && (!args || !args[0])) {
-		fputs("integrityctl: scrub: usage: integrityctl scrub [OPTIONS] TARGET... | --all | --status [TARGET]\n",
-		      stderr);
 		poptFreeContext(pc);
-		return EXIT_USAGE;
+		return usage_error("[OPTIONS] TARGET... | --all | --status [TARGET]");
 	}
 
 	ret = EXIT_USAGE;
@@ -331,8 +329,8 @@ int cmd_scrub(int argc, const char **argv)
 					   (strcmp(progress_mode, "auto") == 0 && isatty(STDERR_FILENO)));
 	if (!o.no_state) {
 		if (mkdir(state_dir, 0755) < 0 && errno != EEXIST) {
-			ret = fail(EXIT_FAIL, state_dir, -errno,
-				   "cannot create the state directory (give --state-dir DIR, or --no-state)");
+			ret = fail_fix(EXIT_FAIL, state_dir, -errno, "give --state-dir DIR, or --no-state",
+				       "cannot create the state directory");
 			goto out;
 		}
 		params.state_dir = state_dir;

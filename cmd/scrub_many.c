@@ -384,8 +384,8 @@ int scrub_all(const struct integrity_scrub_params *params, unsigned jobs, bool l
 	}
 	for (size_t i = 0; i < integrity_scrub_job_count(all); i++)
 		ret = worse(ret, job_add_target(job, ctx, integrity_scrub_job_target(all, i), params));
-	if (!integrity_scrub_job_count(job) && unknown == EXIT_CLEAN && !gopt.quiet)
-		fprintf(stderr, "integrityctl: scrub: no block device has an integrity profile\n");
+	if (!integrity_scrub_job_count(job) && unknown == EXIT_CLEAN)
+		warnx_obj(NULL, "no block device has an integrity profile");
 	ret = worse(worse(ret, scrub_job(job, lines)), unknown);
 out:
 	integrity_scrub_job_free(all);

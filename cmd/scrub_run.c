@@ -176,9 +176,10 @@ int setup_error(const char *target, int r, const struct integrity_scrub *s)
 	case -ERANGE:
 		return fail(EXIT_USAGE, target, 0, "--range goes past the end");
 	case -ENOTBLK:
-		return fail(EXIT_FAIL, target, 0, "not a block device or a regular file");
+		return fail_fix(EXIT_USAGE, target, 0, "give a disk, a partition or an image file",
+				"not a block device or a regular file");
 	case -ENODEV:
-		return fail(EXIT_FAIL, target, 0, "no such block device");
+		return fail_fix(EXIT_FAIL, target, 0, FIX_DEVICE_NAME, "no such block device");
 	default:
 		/* A state directory the user may not write: the image is not the cause. */
 		if (why && (r == -EACCES || r == -EPERM) && !o.no_state &&
@@ -188,7 +189,8 @@ int setup_error(const char *target, int r, const struct integrity_scrub *s)
 				    why);
 		if (why)
 			return fail(EXIT_FAIL, target, 0, "cannot start the scrub: %s", why);
-		return fail(EXIT_FAIL, target, r, "cannot start the scrub");
+		return fail_fix(EXIT_FAIL, target, r, r == -ENOENT ? "check the name or path" : NULL,
+				"cannot start the scrub");
 	}
 }
 
@@ -205,10 +207,10 @@ int run_opened(struct run *run, struct integrity_scrub *s, int r)
 	load_stack(run);
 
 	const char *remark = integrity_scrub_note(run->scrub);
-	if (remark && !gopt.quiet)
-		fprintf(stderr, "integrityctl: %s: %s\n", run->target, remark);
+	if (remark)
+		warnx_obj(run->target, "%s", remark);
 	if (gopt.verbose)
-		fprintf(stderr, "integrityctl: %s: method %s, protection %s, identity %s\n", run->target,
+		warnx_obj(run->target, "method %s, protection %s, identity %s",
 			integrity_scrub_method_name(integrity_scrub_get_method(run->scrub)),
 			integrity_scrub_protection(run->scrub), integrity_scrub_identity(run->scrub));
 #ifdef HAVE_LIBSYSTEMD

@@ -103,7 +103,8 @@ int scrub_stack(const char *target, const struct integrity_scrub_params *params,
 		goto out;
 	}
 	if (!gopt.quiet) {
-		fprintf(stderr, "integrityctl: %s: scrubbing the devices under it:", target);
+		message_start(target);
+		fputs("scrubbing the devices under it:", stderr);
 		for (size_t i = 0; i < n; i++)
 			fprintf(stderr, " %s", integrity_scrub_job_device(job, i));
 		fputc('\n', stderr);
@@ -121,7 +122,8 @@ int scrub_stack(const char *target, const struct integrity_scrub_params *params,
 			integrity_scrub_repair_add(repair, integrity_scrub_job_report(job));
 	}
 	if (ret == EXIT_FAIL && params->method != INTEGRITY_SCRUB_AUTO) {
-		fprintf(stderr, "integrityctl: %s: the devices under it are:", target);
+		message_start(target);
+		fputs("the devices under it are:", stderr);
 		for (size_t k = 0; k < n; k++)
 			fprintf(stderr, " %s", integrity_scrub_job_device(job, k));
 		fprintf(stderr, "; scrub each with the method it supports\n");

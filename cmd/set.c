@@ -67,11 +67,10 @@ int cmd_set(int argc, const char **argv)
 	if (r)
 		return r;
 	if (gopt.output || gopt.output_all)
-		return refuse_columns("set", "it prints no columns");
+		return refuse_columns("it prints no columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || !args[1]) {
-		fprintf(stderr, "integrityctl: set: usage: integrityctl set %s\n", usage);
-		return EXIT_USAGE;
+		return usage_error(usage);
 	}
 	for (size_t i = 1; args[i]; i++) {
 		const char *eq = strchr(args[i], '=');
@@ -91,13 +90,17 @@ int cmd_set(int argc, const char **argv)
 	if ((r = open_device(name, &ctx, &dev)) != 0)
 		return r;
 	r = integrity_device_set_policy(dev, read_verify, write_generate);
-	if (r == -EINVAL)
-		return fail(EXIT_USAGE, name, 0, "the policy belongs to the whole disk: use %s",
-			    integrity_device_disk_name(dev));
+	if (r == -EINVAL) {
+		char fix[300];
+		snprintf(fix, sizeof(fix), "set the policy on the whole disk (%s)", integrity_device_disk_name(dev));
+		return fail_fix(EXIT_USAGE, name, 0, fix, "is a partition");
+	}
 	if (r == -EMEDIUMTYPE)
 		return refuse_stack(dev);
 	if (r == -EOPNOTSUPP)
 		return fail(EXIT_FAIL, name, 0, "has no integrity profile: nothing to verify or generate");
+	if (r == -EACCES || r == -EPERM)
+		return fail_fix(EXIT_FAIL, name, r, "run it as root", "cannot change the integrity policy");
 	if (r < 0)
 		return fail(EXIT_FAIL, name, r, "cannot change the integrity policy");
 	struct integrity_kernel_state st;

@@ -546,11 +546,10 @@ int cmd_show(int argc, const char **argv)
 	if (r)
 		return r;
 	if (gopt.output || gopt.output_all)
-		return refuse_columns("show", "it prints a report, not columns");
+		return refuse_columns("it prints a report, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1]) {
-		fputs("integrityctl: show: usage: integrityctl show DEVICE\n", stderr);
-		return EXIT_USAGE;
+		return usage_error("DEVICE");
 	}
 	if ((r = open_device(args[0], &ctx, &dev)) != 0)
 		return r;

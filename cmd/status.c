@@ -346,15 +346,15 @@ int cmd_status(int argc, const char **argv)
 		return EXIT_CLEAN;
 	}
 	if (tree && list)
-		return fail(EXIT_USAGE, "status", 0, "--tree and --list exclude each other");
+		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
 	if (metrics_dir && !metrics_dir[0])
-		return fail(EXIT_USAGE, "status", 0, "--metrics-dir: an empty directory name");
+		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
 	if ((metrics_default || metrics_dir) && poptPeekArg(pc))
-		return fail(EXIT_USAGE, "status", 0, "%s: --metrics lists every device, no DEVICE with it",
+		return fail(EXIT_USAGE, NULL, 0, "%s: --metrics lists every device, no DEVICE with it",
 			    poptPeekArg(pc));
 	/* As lsblk: a tree unless raw, whether or not on a terminal. */
 	if (tree && gopt.raw)
-		return fail(EXIT_USAGE, "status", 0, "--tree and -r/--raw exclude each other: raw output is a list, as lsblk's");
+		return fail(EXIT_USAGE, NULL, 0, "--tree and -r/--raw exclude each other: raw output is a list, as lsblk's");
 	if (!tree && !list)
 		tree = !gopt.raw;
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,
@@ -367,8 +367,8 @@ int cmd_status(int argc, const char **argv)
 	l.ctx = ctx;
 	r = integrity_device_list(ctx, &l.devs, &l.n);
 	if (r < 0)
-		return fail(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
-			    "cannot list block devices");
+		return fail_fix(EXIT_FAIL, gopt.sysfs_root ? gopt.sysfs_root : "/sys", r,
+				gopt.sysfs_root && r == -ENOENT ? "check --sysfs-root" : NULL, "cannot list block devices");
 	if (metrics_default || metrics_dir)
 		return metrics(&l, metrics_dir ? metrics_dir : METRICS_DIR);
 	struct integrity_device **devs = l.devs;
@@ -398,8 +398,7 @@ int cmd_status(int argc, const char **argv)
 		_cleanup_(integrity_device_freep) struct integrity_device *want = NULL;
 		r = integrity_device_new(ctx, args[a], &want);
 		if (r < 0) {
-			ret = fail(EXIT_FAIL, args[a], r == -ENODEV ? 0 : r,
-				   r == -ENODEV ? "no such block device" : "cannot look up");
+			ret = device_error(args[a], r);
 			continue;
 		}
 		for (size_t i = 0; i < n; i++) {

@@ -218,7 +218,7 @@ struct integrity_monitor_event {
 	int resolve_err;		/* then why */
 	const char *device;		/* the name it goes under: stable, else was, else the kernel's, "-" */
 	const char *was;		/* gone: its stable name in the device-number history then, or NULL */
-	double time;			/* Unix time of the record */
+	double time;			/* Unix time of the record; 0 or less: not known */
 	/* The re-scrub asked for: the disk that holds the blocks, the blocks
 	 * around them. */
 	bool rescrub_wanted;

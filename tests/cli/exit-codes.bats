@@ -2,7 +2,8 @@
 # bats_require_minimum_version 1.5.0 (run --separate-stderr)
 # The common mistakes, each with the exit status of integrityctl(8)'s
 # table (0 ok, 1 findings, 2 usage, 3 failure, 4 interrupted with state
-# saved) and one message that starts with the program's name, once.
+# saved) and one message in the form of its DIAGNOSTICS: "integrityctl:
+# COMMAND: OBJECT: what is wrong[; what to do]", the program's name once.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -26,9 +27,10 @@ teardown() {
 # Each line of the table on standard input: the exit status wanted, a
 # tab, the arguments (split on blanks; @DISK@ and @PART@ stand for a
 # loop device and its first partition).  Every one must exit so, and a
-# failure must say why in one message: "integrityctl: " once, at the start.
+# failure must say why in one message that starts "integrityctl: COMMAND: "
+# (message_prefix), the program's name once.
 check_table() {
-	local want args line bad=0
+	local want args line prefix bad=0
 	while IFS=$'\t' read -r want args; do
 		[ -n "$want" ] && [ "${want#\#}" = "$want" ] || continue
 		args=${args//@DISK@/${loopdev:-}}
@@ -36,11 +38,14 @@ check_table() {
 		# shellcheck disable=SC2086
 		run --separate-stderr "${runas[@]}" "$INTEGRITYCTL" $args
 		line=${stderr%%$'\n'*}
+		# shellcheck disable=SC2086
+		prefix=$(message_prefix $args)
 		if [ "$status" -ne "$want" ]; then
 			echo "integrityctl $args: exit $status, not $want: $line" >&2
 			bad=1
-		elif [ "$want" -ge 2 ] && ! [[ $line == "integrityctl: "?* && $line != *"integrityctl: integrityctl"* ]]; then
-			echo "integrityctl $args: the message is not in the one form: '$line'" >&2
+		elif [ "$want" -ge 2 ] && ! [[ $line == "$prefix"?* && $line != *"integrityctl: integrityctl"* &&
+			$line != "$prefix$prefix"* ]]; then
+			echo "integrityctl $args: the message does not start '$prefix' once: '$line'" >&2
 			bad=1
 		fi
 	done
@@ -98,6 +103,13 @@ check_table() {
 2	pi verify -o LBA good.dif
 # A file that is no whole number of blocks.
 2	pi verify data.odd
+# Not a block device where one is needed.
+2	show /dev/zero
+2	resolve /dev/zero
+2	resolve --lba /dev/zero 5
+2	scrub --no-state /dev/null
+2	part list /dev/zero
+2	set /dev/zero read-verify=on
 # What is not there.
 3	status --sysfs-root sys nosuch
 3	show --sysfs-root sys nosuch
@@ -107,6 +119,9 @@ check_table() {
 3	scrub --no-state --format T10-DIF-TYPE1-CRC nosuch.dif
 3	scrub --status --state-dir state nosuch.dif
 3	part list /dev/nosuch
+3	resolve /nonexist
+3	resolve --lba /nonexist 5
+3	show /nonexist
 EOF
 }
 
@@ -161,4 +176,31 @@ EOF
 		[ "$status" -eq 2 ] || fail "$c: exit $status"
 		[[ $stderr == "integrityctl: $c: usage: integrityctl $c "* ]] || fail "$c: $stderr"
 	done
+}
+
+@test "a name of nothing and a device of the wrong kind: the reason, and what to give instead" {
+	run --separate-stderr ictl resolve --lba /nonexist 5
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: resolve: /nonexist: cannot find the device: No such file or directory; check the path"
+	run --separate-stderr ictl resolve --sysfs-root sys PARTUUID=nope
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: resolve: PARTUUID=nope: no such device; check the name ('integrityctl status' lists the block devices)"
+	run --separate-stderr ictl show /dev/zero
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: show: /dev/zero: not a block device; give a disk or a partition ('integrityctl status' lists them)"
+	run --separate-stderr ictl show --sysfs-root sys nosuch
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: show: nosuch: no such block device; check the name ('integrityctl status' lists the block devices)"
+}
+
+@test "every message goes through cmd/common.c: no command writes the program's name itself" {
+	local src=${TOP_SRCDIR:-$BATS_TEST_DIRNAME/../..}
+	# udev-helper's alarm handler may only write() a constant: its one line
+	# is spelled out, in the same form.
+	run grep -n '"integrityctl: ' "$src"/cmd/*.c
+	[ "$status" -le 1 ]
+	local bad
+	bad=$(grep -v -e '/cmd/common\.c:' -e '/cmd/udev-helper\.c:.*static const char msg\[\] = "integrityctl: udev-helper: ' \
+		<<<"$output" || true)
+	[ -z "$bad" ] || fail "messages that bypass fail()/warnx_obj(): $bad"
 }

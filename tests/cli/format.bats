@@ -54,10 +54,10 @@ teardown() {
 @test "a partition is refused with exit 2, as every command that needs a disk does; unknown devices and saved sysfs trees with exit 3" {
 	run ictl format --sysfs-root "$sys" sda17 --pi-type 1 --yes
 	assert_failure 2
-	assert_output "integrityctl: sda17: is a partition: a format applies to the whole disk (sda) and erases all of its partitions"
+	assert_output "integrityctl: format: sda17: is a partition: a format applies to the whole disk (sda) and erases all of its partitions"
 	run ictl format --sysfs-root "$sys" nosuch --pi-type 1
 	assert_failure 3
-	assert_output "integrityctl: nosuch: no such block device"
+	assert_output "integrityctl: format: nosuch: no such block device; check the name ('integrityctl status' lists the block devices)"
 	run ictl format --sysfs-root "$sys" nvme0n1 --pi-type 1 --dry-run
 	assert_failure 3
 	assert_output --partial "a saved sysfs tree"
@@ -79,7 +79,7 @@ refused() {
 	for mode in --yes --dry-run; do
 		run ictl format "$loopdev" --pi-type 1 $mode
 		assert_failure 3
-		assert_output "integrityctl: ${loopdev#/dev/}: in use: $1; nothing written"
+		assert_output "integrityctl: format: ${loopdev#/dev/}: in use: $1; nothing written"
 	done
 	[ "$(sha256sum <"$loopdev")" = "$sum" ]
 }

@@ -15,6 +15,28 @@ random_file() {
 		head -c "$size" >"$path"
 }
 
+# The start of integrityctl's messages for the command ARGS run (global
+# options before the command skipped): "integrityctl: COMMAND: " ("pi verify"
+# for a subcommand), "integrityctl: " where no command is known.
+message_prefix() {
+	while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do
+		case $1 in
+		--sysfs-root | -o | --output) shift 2 ;;
+		*) shift ;;
+		esac
+	done
+	case ${1:-} in
+	status | show | set | scrub | format | resolve | monitor | audit | udev-helper)
+		echo "integrityctl: $1: " ;;
+	pi | part)
+		case ${2:-} in
+		generate | verify | inject | list | create | delete | sync) echo "integrityctl: $1 $2: " ;;
+		*) echo "integrityctl: $1: " ;;
+		esac ;;
+	*) echo "integrityctl: " ;;
+	esac
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root"
 }

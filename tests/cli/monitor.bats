@@ -227,6 +227,25 @@ records() {
 	[ "$(jq -c '[.gone, .was, .device]' <<<"$output")" = '[true,null,"sda17"]' ]
 }
 
+@test "monitor -J: the time of an event the clock cannot place is null, never 0" {
+	use_fault_layer
+	mkdir empty
+	# Logged 5 s after boot; a clock at 1970-01-01T00:00:01 puts boot before
+	# the epoch: the event's time is not known.
+	printf '3,5,5000000,-;protection error, dev sda17, sector 8 op 0x0:(READ)\n' >kmsg
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_REALTIME=1 "$INTEGRITYCTL" -J monitor \
+		--sysfs-root empty --kmsg kmsg --no-state --no-rescrub --history absent
+	assert_failure 1
+	[ "$(jq -c '[.seq, .time]' <<<"$output")" = '[5,null]' ]
+	printf '%s\n' "$output" >unknown.jsonl
+	run python3 "$BATS_TEST_DIRNAME/json-rule" monitor.jsonl unknown.jsonl
+	assert_success
+	# A clock that is set: a number of seconds since the epoch.
+	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --no-rescrub --history absent
+	assert_failure 1
+	[ "$(jq -r '.time | type' <<<"$output")" = number ]
+}
+
 @test "monitor: metrics by stable name and kind, and a hook with the event in its environment" {
 	make_fs
 	records 10 >kmsg

@@ -26,7 +26,7 @@ teardown() {
 assert_lost_stdout() {
 	run --separate-stderr sh -c '"$@" >/dev/full' sh "$INTEGRITYCTL" "$@"
 	[ "$status" -eq 3 ] || fail "integrityctl $* >/dev/full: exit $status, want 3 ($stderr)"
-	[[ "$stderr" == *"integrityctl: write error: No space left on device"* ]] ||
+	[[ "$stderr" == *"$(message_prefix "$@")write error: No space left on device"* ]] ||
 		fail "integrityctl $* >/dev/full: no write error on stderr: $stderr"
 }
 
@@ -135,7 +135,7 @@ full_dir() {
 	[ "$output" = complete ]
 	run --separate-stderr "$INTEGRITYCTL" scrub --status --state-dir state -o nosuch
 	assert_failure 2
-	assert_equal "$stderr" "integrityctl: unknown column 'nosuch' (see --help)"
+	assert_equal "$stderr" "integrityctl: scrub: unknown column 'nosuch' (see --help)"
 	run ictl scrub --help
 	assert_output --partial "BAD-BLOCKS,"
 	assert_output --partial "UPDATED)"

@@ -328,7 +328,7 @@ sfdisk_table() {
 	for args in "list $p1" "create $p1 --count 1 --size 1M --yes" "delete $p1 1 --yes" "sync $p1"; do
 		run ictl part $args
 		assert_failure 2
-		assert_output "integrityctl: $p1: not a whole disk: it is partition 1 of $dev"
+		assert_output "integrityctl: part ${args%% *}: $p1: not a whole disk: it is partition 1 of $dev"
 	done
 	run ictl part list /dev/no-such-disk
 	assert_failure 3
@@ -489,13 +489,13 @@ refused_everywhere() {
 	for force in "" --force; do
 		run ictl part create "$dev" --label gpt --count 1 --size 1M --yes $force
 		assert_failure 3
-		assert_output "integrityctl: $dev: in use: $why"
+		assert_output "integrityctl: part create: $dev: in use: $why"
 		run ictl part delete "$dev" 1 --yes $force
 		assert_failure 3
-		assert_output "integrityctl: $dev: in use: $why"
+		assert_output "integrityctl: part delete: $dev: in use: $why"
 		run ictl part sync "$dev" $force
 		assert_failure 3
-		assert_output "integrityctl: $dev: in use: $why"
+		assert_output "integrityctl: part sync: $dev: in use: $why"
 	done
 	[ "$(head -c "${bytes:--0}" "$dev" | sha256sum)" = "$sum" ]
 }
@@ -546,7 +546,7 @@ refused_everywhere() {
 	run ictl part create "$dev" --label gpt --script - --yes --force \
 		<<<"$(part_node "$dev" 3) : start=20M, size=1M"
 	assert_failure 3
-	assert_output "integrityctl: $dev: cannot create a partition table: partitions the kernel has are in use: ${p1#/dev/} is mounted on $BATS_TEST_TMPDIR/fs"
+	assert_output "integrityctl: part create: $dev: cannot create a partition table: partitions the kernel has are in use: ${p1#/dev/} is mounted on $BATS_TEST_TMPDIR/fs"
 	[ "$(sha256sum <"$dev")" = "$sum" ]
 	[ "$(sysfs_parts "$dev" | wc -l)" -eq 2 ]
 }

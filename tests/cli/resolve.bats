@@ -119,8 +119,8 @@ nvme0n1"
 	assert_failure 3
 	assert_line "259:1 sda17"
 	assert_line "sdb sdb"
-	assert_line "integrityctl: 259:999: no such device"
-	assert_line "integrityctl: PARTUUID=nope: no such device"
+	assert_line "integrityctl: resolve: 259:999: no such device; check the name ('integrityctl status' lists the block devices)"
+	assert_line "integrityctl: resolve: PARTUUID=nope: no such device; check the name ('integrityctl status' lists the block devices)"
 	run ictl resolve --sysfs-root "$sys" -r -n -o NAME COLOR=blue sda
 	assert_failure 2
 	assert_line --partial "COLOR=blue: not a key"
@@ -237,7 +237,7 @@ EOF
 	assert_line "sda17"
 	run ictl resolve --history "$h" --boot 0 259:1
 	assert_failure 3
-	assert_output "integrityctl: 259:1: no device had this number or name then"
+	assert_output "integrityctl: resolve: 259:1: no device had this number or name then"
 	# A line from an earlier boot, written by hand.
 	echo "2020-01-01T00:00:00.000000Z 1577836800.000000 0123456789abcdef0123456789abcdef add 259:1 nvme0n1p7 3 nvme0n1 7 /dev/disk/by-partuuid/abc-def" >"$h.1"
 	run ictl resolve --history "$h" --boot -1 -r -n -o NAME,BY-PARTUUID,BOOT 259:1

@@ -66,18 +66,19 @@ teardown() {
 	assert_line --index 1 --regexp "^sdb +none$"
 }
 
-@test "bad columns exit 2; unknown devices exit 3 and the rest is still listed" {
+@test "bad columns exit 2; unknown devices exit 3 and the rest is still listed; a file that is no block device exits 2" {
 	run ictl status --sysfs-root "$sys" -o NAME,BOGUS
 	assert_failure 2
 	assert_output --partial "unknown column 'BOGUS'"
 	run ictl status --sysfs-root "$sys" -r -n -o NAME sdb nosuchdisk
 	assert_failure 3
-	assert_output --partial "integrityctl: nosuchdisk: no such block device"
+	assert_output --partial "integrityctl: status: nosuchdisk: no such block device; check the name ('integrityctl status' lists the block devices)"
 	assert_output --partial "sdb"
 	run ictl status --sysfs-root "$BATS_TEST_TMPDIR/empty"
 	assert_failure 3
 	run ictl status /etc/passwd
-	assert_failure 3
+	assert_failure 2
+	assert_output "integrityctl: status: /etc/passwd: not a block device; give a disk or a partition ('integrityctl status' lists them)"
 	run ictl status --help
 	assert_success
 	assert_output --partial "WRITE-GENERATE"
@@ -100,7 +101,7 @@ teardown() {
 	assert_output --partial "sdb: has no integrity profile"
 	run ictl set --sysfs-root "$sys" sda3 read-verify=on
 	assert_failure 2
-	assert_output --partial "the policy belongs to the whole disk: use sda"
+	assert_output "integrityctl: set: sda3: is a partition; set the policy on the whole disk (sda)"
 	run ictl set --sysfs-root "$sys" sda read-verify=maybe
 	assert_failure 2
 	run ictl set --sysfs-root "$sys" sda verify=on

@@ -25,6 +25,8 @@
  *   FAULT_NO_URING=1         io_uring_setup fails with ENOSYS (a seccomp filter, as
  *                            containers' default profile has), so that every read
  *                            goes through the calls above
+ *   FAULT_REALTIME=SECS      clock_gettime(CLOCK_REALTIME) says SECS since the
+ *                            epoch: a clock never set, or set back
  *
  * Reads submitted through io_uring bypass this layer: with FAULT_EIO set,
  * also set FAULT_NO_URING.
@@ -69,6 +71,8 @@ static struct {
 	unsigned long reads, sleeps;		/* atomic */
 	int log_fd;
 	int hold, hold_for;			/* -1: none */
+	bool realtime_set;
+	time_t realtime;
 } fault = { .log_fd = -1, .hold = -1, .hold_for = -1 };
 
 static void die(const char *what)
@@ -149,6 +153,14 @@ __attribute__((constructor)) static void fault_init(void)
 
 	if (getenv("FAULT_NO_URING") && strcmp(getenv("FAULT_NO_URING"), "1") == 0)
 		no_uring();
+	const char *realtime = getenv("FAULT_REALTIME");
+	if (realtime && *realtime) {
+		char *end;
+		fault.realtime = (time_t)strtoll(realtime, &end, 10);
+		if (*end)
+			die("FAULT_REALTIME: seconds since the epoch");
+		fault.realtime_set = true;
+	}
 	if (!path || !*path)
 		return;
 	load_file(&fault.files[0], path, getenv("FAULT_EIO"));
@@ -245,6 +257,7 @@ typedef ssize_t (*preadv_fn)(int, const struct iovec *, int, off_t);
 typedef ssize_t (*preadv2_fn)(int, const struct iovec *, int, off_t, int);
 typedef ssize_t (*read_fn)(int, void *, size_t);
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
+typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 
 #define REAL(name, type) \
 	static type real_##name; \
@@ -336,4 +349,15 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 	    __atomic_add_fetch(&fault.sleeps, 1, __ATOMIC_SEQ_CST) == fault.stop_sleep)
 		stop_here(fault.stop_sleep_sig);
 	return real_nanosleep(req, rem);
+}
+
+int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	REAL(clock_gettime, clock_gettime_fn);
+	if (clock == CLOCK_REALTIME && fault.realtime_set) {
+		ts->tv_sec = fault.realtime;
+		ts->tv_nsec = 0;
+		return 0;
+	}
+	return real_clock_gettime(clock, ts);
 }

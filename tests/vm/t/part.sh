@@ -10,7 +10,7 @@ refused() {
 	_o=$(integrityctl part "$@" 2>&1); _s=$?
 	printf "%s\n" "$_o" | sed "s/^/#   /"
 	expect_eq "part $*: exit status" "$_s" 3
-	expect_match "part $*: message" "$_o" "^integrityctl: /dev/[a-z0-9]+: in use: $_w\$"
+	expect_match "part $*: message" "$_o" "^integrityctl: part [a-z]+: /dev/[a-z0-9]+: in use: $_w\$"
 }
 '
 

@@ -450,7 +450,9 @@ static void log_event(FILE *log, const struct integrity_monitor_event *s)
 	_cleanup_free_ char *dev = printable_name(s->device, false, true);
 	_cleanup_free_ char *path = w && w->path ? printable_name(w->path, false, true) : NULL;
 
-	fprintf(log, "%.0f\t%s %s", s->time, integrity_event_kind_name(s->record.kind), dev ? dev : "?");
+	/* 0: the time is not known (a clock before 1970). */
+	fprintf(log, "%.0f\t%s %s", s->time > 0 ? s->time : 0, integrity_event_kind_name(s->record.kind),
+		dev ? dev : "?");
 	if (in && in->count)
 		fprintf(log, " LBA %" PRIu64, in->lba);
 	if (path)
@@ -598,7 +600,10 @@ static void print_stamp(uint64_t when)
 	time_t tt = (time_t)when;
 	struct tm tm;
 
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+	if (!when)
+		snprintf(stamp, sizeof(stamp), "%-24s", "(time unknown)");
+	else
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
 	printf("%s ", stamp);
 }
 

@@ -240,6 +240,15 @@ records() {
 	printf '%s\n' "$output" >unknown.jsonl
 	run python3 "$BATS_TEST_DIRNAME/json-rule" monitor.jsonl unknown.jsonl
 	assert_success
+	# Kept for --list, and listed, as an event of unknown time.
+	mkdir -m 700 st
+	env LD_PRELOAD="$fault_lib" FAULT_REALTIME=1 "$INTEGRITYCTL" -q monitor --sysfs-root empty --kmsg kmsg \
+		--state-dir st --no-rescrub --history absent || [ $? = 1 ]
+	run --separate-stderr ictl monitor --list --state-dir st
+	assert_success
+	assert_line --regexp '^\(time unknown\) +protection sda17$'
+	run --separate-stderr ictl -J monitor --list --state-dir st
+	[ "$(jq -c '[.seq, .time]' <<<"$output")" = '[5,null]' ]
 	# A clock that is set: a number of seconds since the epoch.
 	run --separate-stderr ictl -J monitor --sysfs-root empty --kmsg kmsg --no-state --no-rescrub --history absent
 	assert_failure 1

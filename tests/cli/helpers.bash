@@ -47,6 +47,8 @@ use_fault_layer() {
 	builddir=${TOP_BUILDDIR:-$(cd "$(dirname "$INTEGRITYCTL")" && pwd)}
 	fault_lib=$builddir/tests/fault/.libs/libfault.so
 	[ -e "$fault_lib" ] || fail "$fault_lib is missing: 'make check' builds it"
+	# Under ASan the preloaded layer comes before ASan's runtime.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 }
 
 # A loop device over a new image of SIZE with a GPT of two 8 MiB partitions,

@@ -163,7 +163,7 @@ int cmd_scrub(int argc, const char **argv)
 		  "scrub at most N targets at once (default: all)", "N" },
 		{ "duration", '\0', POPT_ARG_STRING, &o.duration, 0,
 		  "stop (saved) after this much scrubbing: 90s, 30m, 6h", "TIME" },
-		{ "io-size", '\0', POPT_ARG_STRING, &o.io_size, 0, "bytes per request (default 1M)", "N" },
+		{ "io-size", '\0', POPT_ARG_STRING, &o.io_size, 0, "bytes per request (default 1M; 4M for an image read by --verify-threads)", "N" },
 		{ "queue-depth", '\0', POPT_ARG_STRING, &o.queue_depth, 0,
 		  "requests in flight (default 4)", "N" },
 		{ "verify-threads", '\0', POPT_ARG_STRING, &o.verify_threads, 0,

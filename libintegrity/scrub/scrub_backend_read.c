@@ -15,7 +15,10 @@
  * A regular file read through the page cache costs a copy per byte, as
  * much as verifying it: with a pool and no engine asked for, each worker
  * then reads its own request too (pread), so that the copies run side by
- * side as the checks do.
+ * side as the checks do, 4 MiB at a time unless asked otherwise.  Each
+ * reads into a buffer of its own, not the request's: one buffer per
+ * worker stays in that core's cache, where a ring of them shared by all
+ * would be written back to memory and fetched again across cores.
  */
 #include "config.h"
 
@@ -39,8 +42,8 @@
 struct read_backend {
 	struct scrub_backend b;
 	struct scrub_read_params p;
-	uint8_t *data[MAX_SLOTS];
-	uint8_t *md[MAX_SLOTS];
+	uint8_t *data[MAX_SLOTS];	/* a request's buffers, by its slot; */
+	uint8_t *md[MAX_SLOTS];		/* by worker when it reads in the pool */
 	struct scrub_req *ready;	/* pread: the request checked by submit */
 	int res[MAX_SLOTS];		/* the first failure of the reads, -errno */
 	struct scrub_pool *pool;	/* verification threads, or NULL */
@@ -159,11 +162,10 @@ static bool neighbour_failed(const struct scrub_read_params *p, uint64_t lba, ui
 	return false;
 }
 
-/* The result of a request whose first read gave res. */
-static void finish(struct read_backend *rb, struct scrub_req *q, int res)
+/* The result of a request whose first read gave res, into data and md. */
+static void finish(struct read_backend *rb, struct scrub_req *q, int res, void *data, void *md)
 {
 	const struct scrub_read_params *p = &rb->p;
-	void *data = rb->data[q->slot], *md = rb->md[q->slot];
 	int r;
 
 	scrub_errors_clear(&q->bad);
@@ -186,21 +188,24 @@ static void finish(struct read_backend *rb, struct scrub_req *q, int res)
 }
 
 /* On a worker of the pool: the reads of q completed with rb->res[slot],
- * or are the worker's to do. */
-static void pool_finish(void *data, struct scrub_req *q)
+ * or are the worker's to do, into its own buffers. */
+static void pool_finish(void *data, unsigned worker, struct scrub_req *q)
 {
 	struct read_backend *rb = data;
 
-	if (rb->read_in_pool)
-		rb->res[q->slot] = read_range(&rb->p, q->lba, q->nblocks, rb->data[q->slot], rb->md[q->slot]);
-	finish(rb, q, rb->res[q->slot]);
+	if (rb->read_in_pool) {
+		int res = read_range(&rb->p, q->lba, q->nblocks, rb->data[worker], rb->md[worker]);
+		finish(rb, q, res, rb->data[worker], rb->md[worker]);
+	} else {
+		finish(rb, q, rb->res[q->slot], rb->data[q->slot], rb->md[q->slot]);
+	}
 }
 
 /* Reads completed: verify now, or hand to the pool.  True when q is done. */
 static bool dispatch(struct read_backend *rb, struct scrub_req *q, int res)
 {
 	if (!rb->pool) {
-		finish(rb, q, res);
+		finish(rb, q, res, rb->data[q->slot], rb->md[q->slot]);
 		return true;
 	}
 	rb->res[q->slot] = res;
@@ -483,14 +488,18 @@ int scrub_backend_read_new(struct scrub_backend **bp, const struct scrub_read_pa
 #endif
 		rb->b.ops = &pread_ops;
 		rb->b.name = "pread";
+		uint32_t larger = POOL_FILE_IO_SIZE / p->stride;
+		if (!p->io_size_asked && larger > rb->b.max_blocks)
+			rb->b.max_blocks = larger;
 	}
 	if (!rb->pool && rb->b.ops == &pread_ops)
 		rb->b.depth = 1;
-	for (unsigned i = 0; i < rb->b.depth; i++) {
+	unsigned buffers = rb->read_in_pool ? scrub_pool_size(rb->pool) : rb->b.depth;
+	for (unsigned i = 0; i < buffers; i++) {
 		if (posix_memalign((void **)&rb->data[i], ALIGNMENT, (size_t)rb->b.max_blocks * p->stride) ||
 		    (p->md_size && posix_memalign((void **)&rb->md[i], ALIGNMENT,
 						  (size_t)rb->b.max_blocks * p->md_size))) {
-			snprintf(why, why_len, "cannot allocate %u read buffers of %" PRIu64 " bytes", rb->b.depth,
+			snprintf(why, why_len, "cannot allocate %u read buffers of %" PRIu64 " bytes", buffers,
 				 (uint64_t)rb->b.max_blocks * (p->stride + p->md_size));
 			read_free(&rb->b);
 			return -ENOMEM;

@@ -40,6 +40,10 @@ struct scrub_pool {
 	bool stopping;
 	int efd;
 	pthread_t threads[POOL_MAX_THREADS];
+	struct pool_worker {
+		struct scrub_pool *pool;
+		unsigned index;
+	} workers[POOL_MAX_THREADS];
 	unsigned nthreads;
 };
 
@@ -73,7 +77,8 @@ static void signal_done(struct scrub_pool *pool)
 
 static void *worker(void *arg)
 {
-	struct scrub_pool *pool = arg;
+	const struct pool_worker *self = arg;
+	struct scrub_pool *pool = self->pool;
 
 	pthread_mutex_lock(&pool->lock);
 	for (;;) {
@@ -87,7 +92,7 @@ static void *worker(void *arg)
 		pool->running++;
 		pthread_mutex_unlock(&pool->lock);
 
-		pool->fn(pool->data, q);
+		pool->fn(pool->data, self->index, q);
 
 		pthread_mutex_lock(&pool->lock);
 		pool->running--;
@@ -151,7 +156,8 @@ int scrub_pool_new(struct scrub_pool **pp, unsigned threads, unsigned capacity, 
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->idle, NULL);
 	for (unsigned i = 0; i < threads; i++) {
-		r = pthread_create(&pool->threads[i], NULL, worker, pool);
+		pool->workers[i] = (struct pool_worker){ .pool = pool, .index = i };
+		r = pthread_create(&pool->threads[i], NULL, worker, &pool->workers[i]);
 		if (r) {
 			scrub_pool_free(pool);
 			return -r;

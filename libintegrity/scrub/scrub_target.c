@@ -220,6 +220,7 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 		.blocks = s->blocks,
 		.engine = p->io_engine,
 		.verify_threads = p->verify_threads,
+		.io_size_asked = p->io_size != 0,
 	};
 	if (rp.depth > MAX_QUEUE_DEPTH)
 		rp.depth = MAX_QUEUE_DEPTH;

@@ -104,6 +104,25 @@ same() {
 	[ "$(awk -F: '{ n += $2 } END { print n }' <<<"$readers")" = 64 ] || fail "$readers"
 	[ "$(wc -l <<<"$readers")" = 2 ] || fail "readers: $readers"
 	! grep -q "^$main:" <<<"$readers" || fail "the scrubbing thread read: $readers"
+	# Each worker reads into one buffer of its own, again and again, so
+	# that it stays in that core's cache: not into the requests' ring.
+	rm -f trace.*
+	run --separate-stderr strace -ff -qq -o trace -e trace=pread64 -e raw=pread64 "$INTEGRITYCTL" scrub -J \
+		--no-state --io-size 64K --queue-depth 4 --verify-threads 2 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	buffers=
+	for t in trace.*; do
+		n=$(sed -n 's/^pread64(0x[0-9a-f]*, \(0x[0-9a-f]*\), 0x10000, .*/\1/p' "$t" | sort -u | wc -l)
+		[ "$n" = 0 ] || buffers="$buffers $n"
+	done
+	[ "$buffers" = " 1 1" ] || fail "buffers per reading thread:$buffers"
+	# Without --io-size, 4 MiB at a time: here, the whole file at once.
+	rm -f trace.*
+	run --separate-stderr strace -ff -qq -o trace -e trace=pread64 "$INTEGRITYCTL" scrub -J --no-state \
+		--verify-threads 2 "${fmt[@]}" --pi-file pi data
+	[ "$status" = 1 ] || fail "exit $status: $stderr"
+	[ "$(jq '."bad-blocks"' <<<"$output")" = 8 ]
+	[ "$(cat trace.* | grep -c ', 4194304, 0) = 4194304')" = 1 ] || fail "$(grep -h 'pread64(3' trace.*)"
 	# Asked for io_uring, the ring reads, as before.
 	run --separate-stderr "$INTEGRITYCTL" scrub -J --no-state --io-engine uring --io-size 64K --verify-threads 2 \
 		"${fmt[@]}" --pi-file pi data

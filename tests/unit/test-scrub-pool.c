@@ -26,6 +26,7 @@
 struct probe {
 	pthread_t caller;
 	pthread_t ran_on[N];
+	unsigned worker[N];	/* the index the pool gave the check */
 	int calls[N];
 	sem_t finished;		/* posted by each check */
 	sem_t gate;		/* a check of lba 0 waits for it when gated */
@@ -34,7 +35,7 @@ struct probe {
 	int inside;		/* checks running now (atomic) */
 };
 
-static void check(void *data, struct scrub_req *q)
+static void check(void *data, unsigned worker, struct scrub_req *q)
 {
 	struct probe *p = data;
 
@@ -44,6 +45,7 @@ static void check(void *data, struct scrub_req *q)
 		sem_wait(&p->gate);
 	}
 	p->ran_on[q->lba] = pthread_self();
+	p->worker[q->lba] = worker;
 	p->calls[q->lba]++;
 	q->err = 0;
 	q->bytes = q->lba + 1;
@@ -95,6 +97,11 @@ static void checked_on_workers_each_once(void **state)
 	for (unsigned i = 0; i < N; i++) {
 		assert_int_equal(p.calls[i], 1);
 		assert_false(pthread_equal(p.ran_on[i], p.caller));
+		/* Each worker has one index of its own, below the pool's size:
+		 * a buffer indexed by it is never shared. */
+		assert_true(p.worker[i] < 3);
+		for (unsigned j = 0; j < N; j++)
+			assert_true(!!pthread_equal(p.ran_on[i], p.ran_on[j]) == (p.worker[i] == p.worker[j]));
 	}
 	scrub_pool_free(pool);
 }

@@ -195,6 +195,11 @@ static int report(int code, const char *dev, const struct integrity_part_error *
 	if (e->err == -EUCLEAN)
 		return fail(code, dev, 0, "%s%s: %s (--force writes anyway, unless the disk is in use)", part,
 			    e->what, e->why);
+	if (e->err == -ENOTBLK)
+		return fail_fix(code, dev, 0, "give a disk or an image file ('integrityctl status' lists the disks)",
+				"%s%s: %s", part, e->what, e->why);
+	if (e->err == -ENOENT && !e->partno)
+		return fail_fix(code, dev, e->err, "check the path", "%s%s", part, e->what);
 	if (e->why[0])
 		return fail(code, dev, 0, "%s%s: %s", part, e->what, e->why);
 	return fail(code, dev, e->err, "%s%s", part, e->what);

@@ -191,6 +191,12 @@ EOF
 	run --separate-stderr ictl show --sysfs-root sys nosuch
 	assert_failure 3
 	assert_equal "$stderr" "integrityctl: show: nosuch: no such block device; check the name ('integrityctl status' lists the block devices)"
+	run --separate-stderr ictl part list /dev/zero
+	assert_failure 2
+	assert_equal "$stderr" "integrityctl: part list: /dev/zero: cannot open: neither a block device nor an image file; give a disk or an image file ('integrityctl status' lists the disks)"
+	run --separate-stderr ictl part list /nonexist
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: part list: /nonexist: cannot open: No such file or directory; check the path"
 }
 
 @test "every message goes through cmd/common.c: no command writes the program's name itself" {

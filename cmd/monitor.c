@@ -438,7 +438,7 @@ static void write_metrics(FILE *f, void *data)
 {
 	const struct metrics *m = data;
 
-	integrity_monitor_metrics(m->mon, names_ctx, m->kmsg, f);
+	integrity_monitor_metrics(m->mon, m->kmsg, f);
 }
 
 /* One line of the events kept for --list: Unix time, a summary a

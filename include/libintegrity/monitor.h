@@ -344,12 +344,11 @@ int integrity_monitor_wait(struct integrity_kmsg *kmsg, struct integrity_fserror
  * The monitor's counters in the text exposition format, for
  * node_exporter's textfile collector: integrityctl_bad_blocks_total with
  * source="kernel" by device and kind (the device labelled as every
- * metrics file labels it: integrity_metrics_device_label(), through ctx),
+ * metrics file labels it: integrity_metrics_device_label()),
  * the rate limit's and the kernel log's counts (kmsg may be NULL), and
  * the time of the last error.  0, or -errno when f failed.
  */
-int integrity_monitor_metrics(const struct integrity_monitor *mon, struct integrity_context *ctx,
-			      const struct integrity_kmsg *kmsg, FILE *f);
+int integrity_monitor_metrics(const struct integrity_monitor *mon, const struct integrity_kmsg *kmsg, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "libintegrity/monitor.h"
+#include "monitor_int.h"
 #include "libintegrity/naming.h"
 #include "libintegrity/owners.h"
 
@@ -90,6 +91,11 @@ struct integrity_monitor {
 	size_t fs_next;
 	uint64_t batch_no;
 };
+
+struct integrity_context *monitor_context(const struct integrity_monitor *mon)
+{
+	return mon->ctx;
+}
 
 INTEGRITY_EXPORT int integrity_monitor_new_sized(struct integrity_monitor **monp, struct integrity_context *ctx,
 						 const struct integrity_monitor_params *params, size_t params_size)

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "libintegrity/metrics.h"
 #include "libintegrity/monitor.h"
+#include "monitor_int.h"
 
 static bool stopped(const struct integrity_monitor_handlers *h, void *data)
 {
@@ -115,11 +116,12 @@ static void bad_blocks(FILE *f, const struct integrity_monitor *mon, struct inte
 	}
 }
 
-INTEGRITY_EXPORT int integrity_monitor_metrics(const struct integrity_monitor *mon, struct integrity_context *ctx,
-					       const struct integrity_kmsg *kmsg, FILE *f)
+INTEGRITY_EXPORT int integrity_monitor_metrics(const struct integrity_monitor *mon, const struct integrity_kmsg *kmsg,
+					       FILE *f)
 {
-	if (!mon || !ctx || !f)
+	if (!mon || !f)
 		return -EINVAL;
+	struct integrity_context *ctx = monitor_context(mon);
 	const struct integrity_monitor_totals *t = integrity_monitor_totals(mon);
 
 	fputs("# HELP integrityctl_bad_blocks_total Bad blocks by who found them (source: scrub, kernel) "

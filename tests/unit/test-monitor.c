@@ -804,7 +804,7 @@ static void metrics_written(void **state)
 	assert_int_equal(integrity_monitor_flush(t.mon), 2);
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	assert_int_equal(integrity_monitor_metrics(t.mon, t.ctx, NULL, f), 0);
+	assert_int_equal(integrity_monitor_metrics(t.mon, NULL, f), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "# TYPE integrityctl_bad_blocks_total counter\n"));
 	assert_non_null(strstr(buf, "integrityctl_bad_blocks_total{device=\"/dev/nvme0n1\",source=\"kernel\","
@@ -815,7 +815,7 @@ static void metrics_written(void **state)
 	/* Without a kernel log, no count of its records. */
 	assert_null(strstr(buf, "integrityctl_monitor_records_total"));
 	free(buf);
-	assert_int_equal(integrity_monitor_metrics(t.mon, t.ctx, NULL, NULL), -EINVAL);
+	assert_int_equal(integrity_monitor_metrics(t.mon, NULL, NULL), -EINVAL);
 	policy_close(&t);
 }
 

@@ -428,6 +428,28 @@ static void start_unit(const struct integrity_monitor_event *s)
 	}
 }
 
+/* integrity_kmsg_open() failed with r: the log or the state directory
+ * (defaulted: not given) refused.  The log is opened again to tell which. */
+static int kmsg_open_failed(const char *log, const char *state, bool defaulted, int r)
+{
+	int fd = open(log, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 || !state || r == -EBADFD) {	/* EBADFD: no log, no file */
+		int err = fd < 0 ? -errno : r;
+		if ((err == -EPERM || err == -EACCES) && !strcmp(log, "/dev/kmsg"))
+			return fail_fix(EXIT_FAIL, log, err, "run it as root (kernel.dmesg_restrict keeps the kernel log "
+					"from other users)", "cannot read the kernel log");
+		return fail(EXIT_FAIL, log, err, "cannot read the kernel log");
+	}
+	if (r == -EPERM)
+		return fail_file(EXIT_FAIL, state, r, "cannot keep the monitor's cursor");
+	if (r == -ENOENT && defaulted)
+		return fail_fix(EXIT_FAIL, state, r, "create it, or give --state-dir DIR or --no-state", "no state directory");
+	return fail(EXIT_FAIL, state, r, "cannot keep the monitor's cursor");
+}
+
 /* The metrics file: the monitor's counters and the kernel log's. */
 struct metrics {
 	const struct integrity_monitor *mon;
@@ -820,12 +842,8 @@ int cmd_monitor(int argc, const char **argv)
 	names_ctx = ctx;
 	const char *state = o.no_state ? NULL : o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	r = integrity_kmsg_open(&k, o.kmsg, state);
-	if (r == -EPERM && state)
-		return fail_file(EXIT_FAIL, state, r, "cannot keep the monitor's cursor");
-	if (r == -ENOENT && state && !o.state_dir)
-		return fail_fix(EXIT_FAIL, state, r, "create it, or give --state-dir DIR or --no-state", "no state directory");
 	if (r < 0)
-		return fail(EXIT_FAIL, o.kmsg ? o.kmsg : state ? state : "/dev/kmsg", r, "cannot read the kernel log");
+		return kmsg_open_failed(o.kmsg ? o.kmsg : "/dev/kmsg", state, !o.state_dir, r);
 	if (integrity_kmsg_resumed_after(k) && gopt.verbose)
 		warnx_obj(NULL, "going on after record %" PRIu64, integrity_kmsg_resumed_after(k));
 

@@ -485,9 +485,26 @@ PY
 	assert_failure 3
 	run --separate-stderr ictl monitor --state-dir absent --kmsg fifo
 	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: absent: cannot keep the monitor's cursor: No such file or directory"
 	# Not records: skipped, nothing shown.
 	printf 'garbage\n\x01\x02\n3,x,1,-;protection error, dev sda, sector 1\n' >kmsg
 	run --separate-stderr ictl monitor --kmsg kmsg --no-state
 	assert_success
 	assert_output ""
+}
+
+@test "monitor: a user the kernel keeps its log from is told so, and the state directory is not blamed" {
+	command -v setpriv >/dev/null || skip "needs setpriv"
+	# kernel.dmesg_restrict: only CAP_SYSLOG opens /dev/kmsg.
+	restrict=$(cat /proc/sys/kernel/dmesg_restrict)
+	echo 1 >/proc/sys/kernel/dmesg_restrict
+	pub=$(mktemp -d /tmp/integrityctl-monitor.XXXXXX)
+	chmod 755 "$pub"
+	install -d -m 700 -o 65534 -g 65534 "$pub/state"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$INTEGRITYCTL" monitor --once \
+		--state-dir "$pub/state"
+	echo "$restrict" >/proc/sys/kernel/dmesg_restrict
+	rm -rf "$pub"
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: /dev/kmsg: cannot read the kernel log: Operation not permitted; run it as root (kernel.dmesg_restrict keeps the kernel log from other users)"
 }

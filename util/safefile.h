@@ -78,7 +78,9 @@ int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *s
 
 /* Open an existing file named by the user to change it in place (open(2)
  * flags): as open(), but a symbolic link on the way or at the end is
- * followed only by the rule above (-ELOOP). */
+ * followed only by the rule above (-ELOOP).  The name is opened with
+ * O_NOFOLLOW and a link is read through itself, so that a link put there
+ * after a check is never followed; the caller checks the descriptor. */
 int safe_open_existing(const char *path, int flags);
 
 struct safe_output {

@@ -304,6 +304,21 @@ checkpoint_past_17() {
 	[ "$(sha256sum <clean.img)" != "$sum" ]
 }
 
+@test "pi inject: a link put in place of the file between the check and the open is not followed" {
+	use_fault_layer
+	chmod 0600 clean.img
+	sum=$(sha256sum <clean.img)
+	as_user cp bad.img shared/x.img
+	as_user ln -s "$base/clean.img" shared/.evil
+	# The user's image becomes the user's link just before root opens it.
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_SWAP="x.img:$base/shared/.evil" \
+		"$INTEGRITYCTL" pi inject --block 1 --tag guard shared/x.img
+	assert_failure 3
+	[[ "$stderr" == *"shared/x.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	[ -L shared/x.img ]
+	[ "$(sha256sum <clean.img)" = "$sum" ]
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "part.h"
+#include "util/safefile.h"
 #include "util/strv.h"
 
 /* ------------------------------------------------------------------ messages */
@@ -633,14 +634,26 @@ int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *pat
 		}
 		d->exclusive = !d->shared;
 	} else {
-		d->fd = open(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		/* An image: never through another user's link (in a shared
+		 * directory), never a FIFO's wait, and the file stat() saw. */
+		d->fd = safe_open_existing(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) |
+							 O_NONBLOCK | O_NOCTTY);
 		if (d->fd < 0) {
-			r = set_error(err, 0, -errno, "cannot open");
+			r = d->fd == -ELOOP ? set_errorf(err, 0, -ELOOP, "cannot open", "%s", safe_strerror(-ELOOP))
+					    : set_error(err, 0, d->fd, "cannot open");
+			d->fd = -1;
 			goto fail;
 		}
 	}
-	if (fstat(d->fd, &st) < 0 || (d->blockdev && st.st_rdev != d->devno)) {
-		r = set_errorf(err, 0, -ESTALE, "cannot open", "the device changed while it was opened");
+	struct stat was = st;
+	if (fstat(d->fd, &st) < 0 || (d->blockdev && st.st_rdev != d->devno) ||
+	    (!d->blockdev && (!S_ISREG(st.st_mode) || st.st_dev != was.st_dev || st.st_ino != was.st_ino))) {
+		r = set_errorf(err, 0, -ESTALE, "cannot open", "the %s changed while it was opened",
+			       d->blockdev ? "device" : "image file");
+		goto fail;
+	}
+	if (!d->blockdev && fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		r = set_error(err, 0, -errno, "cannot open");
 		goto fail;
 	}
 	if (d->blockdev) {

@@ -319,6 +319,51 @@ checkpoint_past_17() {
 	[ "$(sha256sum <clean.img)" = "$sum" ]
 }
 
+# ---------------------------------------------------------------- part
+
+@test "part: an image that is another user's link is refused; root's own link is followed" {
+	truncate -s 16M victim.img
+	chmod 0600 victim.img
+	sum=$(sha256sum <victim.img)
+	as_user ln -s "$base/victim.img" shared/disk.img
+	run --separate-stderr ictl part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	assert_failure 3
+	[[ "$stderr" == *"shared/disk.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	[ "$(sha256sum <victim.img)" = "$sum" ]
+	run --separate-stderr ictl part list shared/disk.img
+	assert_failure 3
+	ln -s victim.img mine.img
+	ictl -q part create --count 1 --size 4M --label gpt --yes mine.img
+	[ "$(sha256sum <victim.img)" != "$sum" ]
+}
+
+@test "part: an image replaced by a link to a block device or a FIFO before the open is never written or waited on" {
+	use_fault_layer
+	truncate -s 16M shared/disk.img
+	as_user ln -s "$loopdev" shared/.evil
+	run --separate-stderr timeout -k 10 120 env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.evil" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"shared/disk.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	assert_untouched
+	# Root's own link, or a FIFO, in its place: the file stat() saw is gone.
+	rm shared/disk.img
+	truncate -s 16M shared/disk.img
+	ln -s "$loopdev" shared/.root
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.root" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	assert_failure 3
+	[[ "$stderr" == *"the image file changed while it was opened"* ]] || fail "message: $stderr"
+	assert_untouched
+	rm shared/disk.img
+	truncate -s 16M shared/disk.img
+	as_user mkfifo shared/.fifo
+	run --separate-stderr timeout -k 10 120 env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.fifo" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"the image file changed while it was opened"* ]] || fail "message: $stderr"
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {

@@ -317,16 +317,22 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 		goto fail;
 	}
 	s->params.target = s->target;
-	/* Opened once; everything after trusts this descriptor. */
-	/* Not O_NONBLOCK: io_uring reads of such a descriptor may fail with
-	 * EAGAIN instead of waiting (seen on 6.1). */
-	s->fd = open(p->target, O_RDONLY | O_CLOEXEC);
+	/* Opened once; everything after trusts this descriptor.  O_NONBLOCK
+	 * keeps a FIFO at the name (put there by whoever can write its
+	 * directory) from blocking the open; it is cleared once the type is
+	 * known, as io_uring reads of such a descriptor may fail with EAGAIN
+	 * instead of waiting (seen on 6.1). */
+	s->fd = open(p->target, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
 		r = -ENOTBLK;
+		goto fail;
+	}
+	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		r = -errno;
 		goto fail;
 	}
 	bool blockdev = S_ISBLK(st.st_mode);

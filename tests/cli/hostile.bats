@@ -184,6 +184,22 @@ assert_untouched() {
 	[ -z "$(ls -A private)" ]
 }
 
+# ---------------------------------------------------------------- scrub
+
+@test "scrub: a target or a --pi-file that is a FIFO is refused without waiting" {
+	ictl -q pi generate data --pi-file data.pi
+	as_user mkfifo shared/t.img shared/t.pi
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q shared/t.img
+	[ "$status" -eq 2 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"shared/t.img: not a block device or a regular file"* ]] || fail "message: $stderr"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q --pi-file shared/t.pi data
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"data: cannot start the scrub: the PI file shared/t.pi is not a regular file"* ]] ||
+		fail "message: $stderr"
+	run --separate-stderr ictl "${scrub[@]}" -q --pi-file data.pi data
+	assert_success
+}
+
 # ---------------------------------------------------------------- state
 
 # A genuine checkpoint part of the way through a clean image, then block 17

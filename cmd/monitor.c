@@ -414,6 +414,23 @@ static void start_unit(const struct integrity_monitor_event *s)
 		warnx_obj(dir, "--start-unit: cannot create: %s", strerror(errno));
 		return;
 	}
+	/* The unit runs as root on what the file says: never a file in a
+	 * directory (or beside one) that another user may change. */
+	const char *const dirs[] = { o.runtime_dir, dir };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char fix[PATH_MAX + 128];
+		struct stat st;
+		int fd = safe_open_dir(dirs[i], SAFE_TRUSTED, &st);
+		if (fd == -EPERM) {
+			warnx_obj(dirs[i], "--start-unit: not trusted: %s", safe_untrusted(&st, dirs[i], fix, sizeof(fix)));
+			return;
+		}
+		if (fd < 0) {
+			warnx_obj(dirs[i], "--start-unit: cannot open: %s", safe_strerror(fd));
+			return;
+		}
+		close(fd);
+	}
 	event_env(s, &env);
 	int r = safe_write_file(path, SAFE_REPLACE, 0600, write_event_env, &env);
 	if (r < 0) {

@@ -380,6 +380,40 @@ checkpoint_past_17() {
 	[[ "$stderr" == *"the image file changed while it was opened"* ]] || fail "message: $stderr"
 }
 
+# ---------------------------------------------------------------- monitor
+
+@test "monitor --start-unit: no event is written where another user could change it before the unit reads it" {
+	mkdir bin
+	printf '#!/bin/sh\necho "$*" >>"$RUN/calls"\n' >bin/systemctl
+	chmod +x bin/systemctl
+	printf '3,7,7,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n' >kmsg
+	# A runtime directory of the user's: it could swap events/ for its own.
+	mkdir run
+	chown "$EVIL" run
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[[ "$stderr" == *"run: --start-unit: not trusted: owned by user $(id -u "$EVIL"), not root: run 'chown root:root run'"* ]] ||
+		fail "message: $stderr"
+	[ ! -e calls ] && [ -z "$(ls -A run/events 2>/dev/null)" ]
+	# An events directory anyone can write.
+	chown root run
+	chmod 0777 run/events 2>/dev/null || mkdir -m 0777 run/events
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[[ "$stderr" == *"run/events: --start-unit: not trusted: writable by everyone (mode 0777): run 'chmod go-w run/events'"* ]] ||
+		fail "message: $stderr"
+	[ ! -e calls ] && [ -z "$(ls -A run/events)" ]
+	# Root's own: the event is written and the unit started.
+	chmod 0700 run/events
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[ "$(cat calls)" = "--no-block --quiet start integrity-event@7.service" ]
+	[ "$(stat -c '%u %a' run/events/7)" = "0 600" ]
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {

@@ -25,6 +25,8 @@ const char *safe_strerror(int err)
 		return "a block device, never written over";
 	case SAFE_EFTYPE:
 		return "not a regular file";
+	case SAFE_ELINKED:
+		return "a file with more than one name (a hard link), never written to";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}
@@ -284,6 +286,8 @@ int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *s
 		r = -SAFE_EFTYPE;
 	else if (!safe_trusted(st))
 		r = -EPERM;
+	else if (st->st_nlink > 1)
+		r = -SAFE_ELINKED;
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -315,7 +319,7 @@ int safe_open_existing(const char *path, int flags)
 		int r;
 		for (int tries = 0;; tries++) {
 			int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0 || (errno != ELOOP && errno != EMLINK)) {
+			if (fd >= 0 || errno != ELOOP) {
 				r = fd >= 0 ? fd : -errno;
 				close(dfd);
 				return r;

@@ -441,6 +441,26 @@ checkpoint_past_17() {
 	assert_failure 3
 }
 
+@test "udev-helper: a history that is a hard link to a root file is never appended to" {
+	sys=$base/sys
+	sysfs_example_tree "$sys"
+	# What another user can do where fs.protected_hardlinks is off: link
+	# one of root's files (root-owned, writable by nobody else) into a
+	# directory it can write, under the history's name.
+	ln secret shared/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
+	assert_success
+	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
+	[[ "$stderr" == *"shared/history: cannot record sda: a file with more than one name (a hard link), never written to"* ]] ||
+		fail "message: $stderr"
+	assert_untouched
+	# The history of its own is written.
+	rm shared/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
+	assert_success
+	[ "$(stat -c '%u %h' shared/history)" = "0 1" ]
+}
+
 @test "udev-helper: udev's numbers are parsed strictly" {
 	h=$base/history
 	ACTION=remove MAJOR=7abc MINOR=1 DEVNAME=/dev/loop1 run --separate-stderr ictl udev-helper --history "$h" /dev/loop1

@@ -414,6 +414,37 @@ checkpoint_past_17() {
 	[ "$(stat -c '%u %a' run/events/7)" = "0 600" ]
 }
 
+@test "monitor: a cursor that cannot be trusted is named, with its fix, never blamed on the log or the directory" {
+	printf '3,7,7,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n' >kmsg
+	mkdir -m 0700 state
+	c=state/monitor.cursor
+	printf 'x 1\n' >"$c"
+	chmod 0666 "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not trusted: writable by everyone (mode 0666): run 'chmod go-w $c'"
+	chmod 0600 "$c"
+	chown "$EVIL" "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not trusted: owned by user $(id -u "$EVIL"), not root: run 'chown root:root $c'"
+	rm "$c"
+	mkfifo "$c"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not a regular file; remove it (the monitor writes its own)"
+	rm "$c"
+	ln -s /dev/zero "$c"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: a symbolic link that is not followed; remove it (the monitor writes its own)"
+	# Removed: the monitor writes its own.
+	rm "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 1
+	[ "$(stat -c '%u %a' "$c")" = "0 600" ]
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {

@@ -285,6 +285,23 @@ checkpoint_past_17() {
 	[[ "$stderr" == *"the lock file $lock is owned by user"* ]]
 }
 
+@test "state: a lock that is a hard link to a root file is never truncated" {
+	mkdir -m 0755 state
+	run ictl scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
+	assert_success
+	lock=$(ls state/*.lock)
+	rm "$lock"
+	# Root's file (root's, mode 0600: trusted) under the lock's name, as a
+	# user who could write the directory, or a parent it is renamed
+	# through, can link it where fs.protected_hardlinks is off.
+	ln secret "$lock"
+	run --separate-stderr ictl scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
+	assert_failure 3
+	[[ "$stderr" == *"cannot open the lock file $lock: a file with more than one name (a hard link), never written to"* ]] ||
+		fail "message: $stderr"
+	assert_untouched
+}
+
 # ---------------------------------------------------------------- pi generate
 
 @test "pi generate -O through another user's link never writes the link's target" {

@@ -370,6 +370,14 @@ checkpoint_past_17() {
 	[ "$(sha256sum <victim.img)" != "$sum" ]
 }
 
+@test "part: a disk named through another user's link is refused" {
+	as_user ln -s "$loopdev" shared/disk
+	run --separate-stderr ictl part create --count 1 --size 256K --label gpt --yes shared/disk
+	assert_failure 3
+	[[ "$stderr" == *"shared/disk: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	assert_untouched
+}
+
 @test "part: an image replaced by a link to a block device or a FIFO before the open is never written or waited on" {
 	use_fault_layer
 	truncate -s 16M shared/disk.img

@@ -57,6 +57,8 @@ static struct {
 /* --start-unit: where the events for integrity-event@.service go (the
  * unit's EnvironmentFile=). */
 #define DEFAULT_RUNTIME_DIR "/run/integrityctl"
+/* The cursor's name in the state directory (the library's). */
+#define CURSOR_NAME "monitor.cursor"
 
 /* Events kept for --list: appended to EVENTS_NAME, which is renamed to
  * EVENTS_NAME.1 (the one before is dropped) when it would grow past
@@ -414,6 +416,23 @@ static void start_unit(const struct integrity_monitor_event *s)
 		warnx_obj(dir, "--start-unit: cannot create: %s", strerror(errno));
 		return;
 	}
+	/* The unit runs as root on what the file says: never a file in a
+	 * directory (or beside one) that another user may change. */
+	const char *const dirs[] = { o.runtime_dir, dir };
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char fix[PATH_MAX + 128];
+		struct stat st;
+		int fd = safe_open_dir(dirs[i], SAFE_TRUSTED, &st);
+		if (fd == -EPERM) {
+			warnx_obj(dirs[i], "--start-unit: not trusted: %s", safe_untrusted(&st, dirs[i], fix, sizeof(fix)));
+			return;
+		}
+		if (fd < 0) {
+			warnx_obj(dirs[i], "--start-unit: cannot open: %s", safe_strerror(fd));
+			return;
+		}
+		close(fd);
+	}
 	event_env(s, &env);
 	int r = safe_write_file(path, SAFE_REPLACE, 0600, write_event_env, &env);
 	if (r < 0) {
@@ -432,6 +451,21 @@ static void start_unit(const struct integrity_monitor_event *s)
  * (defaulted: not given) refused.  The log is opened again to tell which. */
 static int kmsg_open_failed(const char *log, const char *state, bool defaulted, int r)
 {
+	char cursor[PATH_MAX];
+	struct stat st;
+
+	/* The cursor in a directory that is fine, when it is what was
+	 * refused (another user's, writable by others, a link, a FIFO, too
+	 * large): named, with its fix, never blamed on the log or the
+	 * directory. */
+	if (state && (r == -EPERM || r == -ELOOP || r == -EBADFD || r == -EFBIG) && stat(state, &st) == 0 &&
+	    safe_trusted(&st) && snprintf(cursor, sizeof(cursor), "%s/" CURSOR_NAME, state) < (int)sizeof(cursor) &&
+	    lstat(cursor, &st) == 0 && (r == -EFBIG || !S_ISREG(st.st_mode) || !safe_trusted(&st))) {
+		if (r == -EPERM && S_ISREG(st.st_mode))
+			return fail_file(EXIT_FAIL, cursor, r, "cannot use the monitor's cursor");
+		return fail_fix(EXIT_FAIL, cursor, S_ISREG(st.st_mode) ? r : S_ISLNK(st.st_mode) ? -ELOOP : -SAFE_EFTYPE,
+				"remove it (the monitor writes its own)", "cannot use the monitor's cursor");
+	}
 	int fd = open(log, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 
 	if (fd >= 0)

@@ -25,6 +25,8 @@ const char *safe_strerror(int err)
 		return "a block device, never written over";
 	case SAFE_EFTYPE:
 		return "not a regular file";
+	case SAFE_ELINKED:
+		return "a file with more than one name (a hard link), never written to";
 	default:
 		return strerror(err < 0 ? -err : err);
 	}
@@ -184,6 +186,18 @@ static int start_of(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The directory of next's last component, its name in name, as walk():
+ * a relative link's target starts at the link's directory base (closed
+ * here; -1: none). */
+static int walk_from(int base, const char *next, char *name, size_t namelen)
+{
+	int start = base >= 0 && next[0] != '/' ? base : start_of(next);
+
+	if (base >= 0 && start != base)
+		close(base);
+	return start < 0 ? start : walk(start, next, true, name, namelen);
+}
+
 int safe_open_parent(const char *path, char *name, size_t namelen)
 {
 	if (!path || !*path)
@@ -272,6 +286,8 @@ int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *s
 		r = -SAFE_EFTYPE;
 	else if (!safe_trusted(st))
 		r = -EPERM;
+	else if (st->st_nlink > 1)
+		r = -SAFE_ELINKED;
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -281,18 +297,57 @@ int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *s
 
 int safe_open_existing(const char *path, int flags)
 {
+	_cleanup_free_ char *where = NULL;
+	const char *next = path;
 	char name[NAME_MAX + 1];
-	struct stat st;
-	int dfd = safe_open_parent(path, name, sizeof(name));
+	int base = -1;
 
-	if (dfd < 0)
-		return dfd;
-	int fd = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
-		: S_ISLNK(st.st_mode) && !may_follow(dfd, &st) ? -ELOOP : openat(dfd, name, flags | O_CLOEXEC);
-	if (fd == -1)
-		fd = -errno;
-	close(dfd);
-	return fd;
+	if (!path || !*path)
+		return -ENOENT;
+	/* The name is opened without following a link, so that nothing can
+	 * be put there between a check and the open; a link is read from
+	 * the link itself (its owner checked on the same inode) and its
+	 * target walked by the same rules, as often as links lead on. */
+	for (int links = 0;; links++) {
+		int dfd = walk_from(base, next, name, sizeof(name));
+		base = -1;
+		if (dfd < 0)
+			return dfd;
+		struct stat st;
+		char target[PATH_MAX];
+		ssize_t n = -1;
+		int r;
+		for (int tries = 0;; tries++) {
+			int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 || errno != ELOOP) {
+				r = fd >= 0 ? fd : -errno;
+				close(dfd);
+				return r;
+			}
+			/* A link: its owner and its target, both read from the link. */
+			int lfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			r = lfd < 0 || fstat(lfd, &st) < 0 ? -errno
+				: !S_ISLNK(st.st_mode) ? -EAGAIN	/* replaced since: look again */
+				: links >= MAX_LINKS || !may_follow(dfd, &st) ? -ELOOP
+				: (n = readlinkat(lfd, "", target, sizeof(target) - 1)) < 0 ? -errno : 0;
+			if (lfd >= 0)
+				close(lfd);
+			if (r != -EAGAIN || tries == MAX_LINKS)
+				break;
+		}
+		if (r < 0) {
+			close(dfd);
+			return r;
+		}
+		target[n] = '\0';
+		free(where);
+		if (!(where = strdup(target))) {
+			close(dfd);
+			return -ENOMEM;
+		}
+		next = where;
+		base = dfd;
+	}
 }
 
 struct capped {
@@ -469,14 +524,8 @@ int safe_output_open(struct safe_output *out, const char *path, unsigned flags, 
 	if (!path || !*path)
 		return -ENOENT;
 	for (int links = 0;; links++) {
-		/* A relative link's target starts at the link's directory. */
-		int start = base >= 0 && next[0] != '/' ? base : start_of(next);
-		if (base >= 0 && start != base)
-			close(base);
+		out->dirfd = walk_from(base, next, out->name, sizeof(out->name));
 		base = -1;
-		if (start < 0)
-			return start;
-		out->dirfd = walk(start, next, true, out->name, sizeof(out->name));
 		if (out->dirfd < 0)
 			return out->dirfd;
 		r = classify(out, flags);

@@ -35,10 +35,14 @@ enum {
  *   -ELOOP		a symbolic link that is not followed (its owner, or O_NOFOLLOW)
  *   -SAFE_EBLOCK	a block device (never written; never read as state)
  *   -SAFE_EFTYPE	not a regular file (a FIFO, a character device, a socket)
+ *   -SAFE_ELINKED	appended to: a file with more than one name (another user
+ *			may have linked one of root's files into a directory
+ *			it can write, where fs.protected_hardlinks is off)
  *   -EFBIG		over the size cap
  *   -EPERM		with SAFE_TRUSTED: owned by someone else, or writable by others */
 #define SAFE_EBLOCK EMEDIUMTYPE
 #define SAFE_EFTYPE EBADFD
+#define SAFE_ELINKED EMLINK
 
 /* Words for an error of these calls; strerror() for the rest. */
 const char *safe_strerror(int err);
@@ -71,14 +75,16 @@ FILE *safe_fopen_read(const char *path, size_t max, unsigned flags, struct stat 
 FILE *safe_fdopen_read(int fd, size_t max);
 
 /* Open state to append to (created with mode): name in dirfd, a regular
- * file owned by root or the caller and writable by nobody else, never
- * through a link (-ELOOP) or a FIFO.  The fd (st filled), or -errno as
- * above. */
+ * file owned by root or the caller and writable by nobody else, with no
+ * other name (-SAFE_ELINKED), never through a link (-ELOOP) or a FIFO.
+ * The fd (st filled), or -errno as above. */
 int safe_open_append_at(int dirfd, const char *name, mode_t mode, struct stat *st);
 
 /* Open an existing file named by the user to change it in place (open(2)
  * flags): as open(), but a symbolic link on the way or at the end is
- * followed only by the rule above (-ELOOP). */
+ * followed only by the rule above (-ELOOP).  The name is opened with
+ * O_NOFOLLOW and a link is read through itself, so that a link put there
+ * after a check is never followed; the caller checks the descriptor. */
 int safe_open_existing(const char *path, int flags);
 
 struct safe_output {

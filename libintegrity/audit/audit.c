@@ -506,7 +506,7 @@ static int add_file(struct integrity_audit *a, const char *path, enum audit_file
 
 	if (!full)
 		return -ENOMEM;
-	r = audit_read_file(full, &data, &size, &mode);
+	r = audit_read_file(full, kind == AUDIT_CMDLINE ? NULL : a->root, &data, &size, &mode);
 	if (r == -ENOENT || r == -ENOTDIR)
 		return 0;
 	if (r == -ENOMEM)
@@ -525,7 +525,9 @@ static int add_file(struct integrity_audit *a, const char *path, enum audit_file
 		return -ENOMEM;
 	if (r < 0) {
 		struct audit_finding *f = add_finding(a, INTEGRITY_AUDIT_UNREADABLE, (ssize_t)fi, 0);
-		if (!f || !(f->detail = str_printf("cannot be read: %s", safe_strerror(-r))))
+		if (!f || !(f->detail = r == -EXDEV ? str_printf("cannot be read: a symbolic link on the way leads out "
+								   "of %s; left alone", a->root)
+						 : str_printf("cannot be read: %s", safe_strerror(-r))))
 			return -ENOMEM;
 		return 0;
 	}

@@ -227,7 +227,7 @@ INTEGRITY_EXPORT int integrity_audit_file_fix(struct integrity_audit *a, size_t 
 	_cleanup_free_ char *now = NULL;
 	size_t size;
 	mode_t mode;
-	if ((r = audit_read_file(file->full, &now, &size, &mode)) < 0)
+	if ((r = audit_read_file(file->full, a->root, &now, &size, &mode)) < 0)
 		return r;
 	if (size != file->text.size || memcmp(now, file->text.data, size) != 0)
 		return -ESTALE;

@@ -128,8 +128,13 @@ struct integrity_audit {
 };
 
 /* The whole of a regular file (the safe reader, a size cap), read to its
- * end and NUL-terminated: 0 or -errno. */
-int audit_read_file(const char *path, char **data, size_t *size, mode_t *mode);
+ * end and NUL-terminated: 0 or -errno.  With root (--root; NULL or ""
+ * for this system), a file that a link in the tree puts outside root is
+ * -EXDEV, never read. */
+int audit_read_file(const char *path, const char *root, char **data, size_t *size, mode_t *mode);
+/* 0 when fd (opened through a path under root) is inside root, -EXDEV
+ * when a link on the way led elsewhere; 0 with no root. */
+int audit_beneath_root(const char *root, int fd);
 /* The fixed text and the diff of file fi, from its fixable findings. */
 int audit_plan_fix(struct integrity_audit *a, size_t fi);
 

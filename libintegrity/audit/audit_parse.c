@@ -9,8 +9,10 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -814,7 +816,28 @@ const char *audit_unstable_reason(const char *v)
 
 /* Read to the end, whatever st_size says (it is 0 for /proc/cmdline);
  * NUL-terminated after size bytes. */
-int audit_read_file(const char *path, char **data, size_t *size, mode_t *mode)
+int audit_beneath_root(const char *root, int fd)
+{
+	char proc[64], where[PATH_MAX], top[PATH_MAX];
+
+	if (!root || !*root)
+		return 0;
+	/* A tree's links are its own (an image's, a container's root may
+	 * have made them): an absolute one means this system's file. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, where, sizeof(where) - 1);
+	if (n < 0)
+		return -errno;
+	where[n] = '\0';
+	if (!realpath(root, top))
+		return -errno;
+	size_t l = strlen(top);
+	if (strcmp(top, "/") == 0)
+		return 0;
+	return strncmp(where, top, l) == 0 && (where[l] == '/' || where[l] == '\0') ? 0 : -EXDEV;
+}
+
+int audit_read_file(const char *path, const char *root, char **data, size_t *size, mode_t *mode)
 {
 	struct stat st;
 	_cleanup_close_ int fd = safe_open_read(path, AUDIT_MAX_FILE, 0, &st);
@@ -823,6 +846,9 @@ int audit_read_file(const char *path, char **data, size_t *size, mode_t *mode)
 
 	if (fd < 0)
 		return fd;
+	int r = audit_beneath_root(root, fd);
+	if (r < 0)
+		return r;
 	for (;;) {
 		if (n == AUDIT_MAX_FILE)
 			return -EFBIG;

@@ -143,21 +143,18 @@ static int format_line(const struct integrity_history_event *ev, char *line, siz
 }
 
 /* Opened to append without following a link or waiting on a FIFO, and
- * only a regular file that root (or the caller) owns and nobody else can
- * write: the history decides what `resolve --at` answers. */
+ * only a regular file that root (or the caller) owns, nobody else can
+ * write, and no other name shares: the history decides what `resolve
+ * --at` answers. */
 static int open_history_file(const char *path)
 {
-	struct stat st;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, 0644);
+	char name[NAME_MAX + 1];
+	int dfd = safe_open_parent(path, name, sizeof(name));
 
-	if (fd < 0)
-		return errno == ENXIO ? -SAFE_EFTYPE : -errno;	/* a FIFO nobody reads */
-	int r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -SAFE_EFTYPE
-		: !safe_trusted(&st) ? -EPERM : 0;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
+	if (dfd < 0)
+		return dfd;
+	int fd = safe_open_append_at(dfd, name, 0644, NULL);
+	close(dfd);
 	return fd;
 }
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "part.h"
+#include "util/safefile.h"
 #include "util/strv.h"
 
 /* ------------------------------------------------------------------ messages */
@@ -589,6 +590,14 @@ static int disk_lock(int fd)
 	}
 }
 
+/* An open of the disk or image that failed with r: a link that is not
+ * followed in safe_strerror()'s words. */
+static int open_failed(struct integrity_part_error *err, int r)
+{
+	return r == -ELOOP ? set_errorf(err, 0, r, "cannot open", "%s", safe_strerror(r))
+			   : set_error(err, 0, r, "cannot open");
+}
+
 INTEGRITY_EXPORT
 int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *path, unsigned flags,
 			     struct integrity_part_error *err)
@@ -615,6 +624,22 @@ int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *pat
 	d->flags = flags;
 	d->blockdev = S_ISBLK(st.st_mode);
 	d->devno = d->blockdev ? st.st_rdev : 0;
+	if (d->blockdev) {
+		/* The link rule for a disk too: another user's link (in a
+		 * shared directory) could name any disk. */
+		struct stat bst;
+		int probe = safe_open_existing(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+		if (probe < 0) {
+			r = open_failed(err, probe);
+			goto fail;
+		}
+		r = fstat(probe, &bst) < 0 ? -errno : 0;
+		close(probe);
+		if (r < 0 || !S_ISBLK(bst.st_mode) || bst.st_rdev != d->devno) {
+			r = set_errorf(err, 0, -ESTALE, "cannot open", "the device changed while it was opened");
+			goto fail;
+		}
+	}
 	if (d->blockdev && (r = disk_identify(d, err)) < 0)
 		goto fail;
 
@@ -633,14 +658,25 @@ int integrity_part_disk_open(struct integrity_part_disk **diskp, const char *pat
 		}
 		d->exclusive = !d->shared;
 	} else {
-		d->fd = open(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+		/* An image: never through another user's link (in a shared
+		 * directory), never a FIFO's wait, and the file stat() saw. */
+		d->fd = safe_open_existing(path, ((flags & INTEGRITY_PART_WRITE) ? O_RDWR : O_RDONLY) |
+							 O_NONBLOCK | O_NOCTTY);
 		if (d->fd < 0) {
-			r = set_error(err, 0, -errno, "cannot open");
+			r = open_failed(err, d->fd);
+			d->fd = -1;
 			goto fail;
 		}
 	}
-	if (fstat(d->fd, &st) < 0 || (d->blockdev && st.st_rdev != d->devno)) {
-		r = set_errorf(err, 0, -ESTALE, "cannot open", "the device changed while it was opened");
+	struct stat was = st;
+	if (fstat(d->fd, &st) < 0 || (d->blockdev && st.st_rdev != d->devno) ||
+	    (!d->blockdev && (!S_ISREG(st.st_mode) || st.st_dev != was.st_dev || st.st_ino != was.st_ino))) {
+		r = set_errorf(err, 0, -ESTALE, "cannot open", "the %s changed while it was opened",
+			       d->blockdev ? "device" : "image file");
+		goto fail;
+	}
+	if (!d->blockdev && fcntl(d->fd, F_SETFL, fcntl(d->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		r = set_error(err, 0, -errno, "cannot open");
 		goto fail;
 	}
 	if (d->blockdev) {

@@ -145,7 +145,8 @@ static int take_result(struct integrity_scrub *s, const struct scrub_req *q)
 /* -------------------------------------------------------------- the state */
 
 /* One scrub per target: a lock beside its checkpoint, held until freed.
- * Never a link, a FIFO or another user's file: its PID is trusted. */
+ * Never a link, a FIFO, another user's file or a hard link: its PID is
+ * trusted, and it is truncated. */
 static int lock_target(struct integrity_scrub *s)
 {
 	char path[PATH_MAX + 8], pid[32], name[NAME_MAX + 1], fix[PATH_MAX + 128];
@@ -160,7 +161,8 @@ static int lock_target(struct integrity_scrub *s)
 	}
 	s->lock_fd = openat(dfd, name, O_RDWR | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	int r = s->lock_fd < 0 ? -errno : fstat(s->lock_fd, &st) < 0 ? -errno
-		: !S_ISREG(st.st_mode) ? -SAFE_EFTYPE : safe_untrusted(&st, path, fix, sizeof(fix)) ? -EPERM : 0;
+		: !S_ISREG(st.st_mode) ? -SAFE_EFTYPE : safe_untrusted(&st, path, fix, sizeof(fix)) ? -EPERM
+		: st.st_nlink > 1 ? -SAFE_ELINKED : 0;	/* truncated below: never another file's name */
 	if (r == -EPERM) {
 		scrub_fail(s, "the lock file %s is %s", path, fix);
 		return r;
@@ -317,16 +319,22 @@ static int scrub_new(struct integrity_scrub **sp, struct integrity_context *ctx,
 		goto fail;
 	}
 	s->params.target = s->target;
-	/* Opened once; everything after trusts this descriptor. */
-	/* Not O_NONBLOCK: io_uring reads of such a descriptor may fail with
-	 * EAGAIN instead of waiting (seen on 6.1). */
-	s->fd = open(p->target, O_RDONLY | O_CLOEXEC);
+	/* Opened once; everything after trusts this descriptor.  O_NONBLOCK
+	 * keeps a FIFO at the name (put there by whoever can write its
+	 * directory) from blocking the open; it is cleared once the type is
+	 * known, as io_uring reads of such a descriptor may fail with EAGAIN
+	 * instead of waiting (seen on 6.1). */
+	s->fd = open(p->target, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
 		r = -ENOTBLK;
+		goto fail;
+	}
+	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		r = -errno;
 		goto fail;
 	}
 	bool blockdev = S_ISBLK(st.st_mode);

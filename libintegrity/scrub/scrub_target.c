@@ -186,10 +186,17 @@ static int open_read_backend(struct integrity_scrub *s, bool is_blockdev, uint32
 		s->seed = pi.seed;
 		if (p->pi_file) {
 			struct stat mst;
-			s->md_fd = open(p->pi_file, O_RDONLY | O_CLOEXEC);
+			/* Never waits on a FIFO at the name: only a file has PI. */
+			s->md_fd = open(p->pi_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 			if (s->md_fd < 0)
 				return -errno;
 			if (fstat(s->md_fd, &mst) < 0)
+				return -errno;
+			if (!S_ISREG(mst.st_mode)) {
+				scrub_fail(s, "the PI file %s is not a regular file", p->pi_file);
+				return -EBADFD;
+			}
+			if (fcntl(s->md_fd, F_SETFL, fcntl(s->md_fd, F_GETFL) & ~O_NONBLOCK) < 0)
 				return -errno;
 			if ((uint64_t)mst.st_size != s->blocks * s->md_size)
 				return -EBADMSG;

@@ -187,6 +187,32 @@ assert [p["path"] for p in d["files"]][:2] == ["/etc/fstab", "/etc/crypttab"], d
 	assert_output --partial '/etc/systemd/system/dev-sda7.swap:2:'
 }
 
+@test "audit --root: a link in the tree that leads out of it is neither read nor fixed" {
+	fixture
+	# The tree's root (an image's, a container's) made etc/mdadm a link
+	# to a directory of this system's.
+	mkdir host
+	mv root/etc/mdadm/mdadm.conf host/
+	rmdir root/etc/mdadm
+	ln -s "$BATS_TEST_TMPDIR/host" root/etc/mdadm
+	sum=$(sha256sum <host/mdadm.conf)
+	run audit --fix
+	assert_failure 3
+	assert_output --partial "/etc/mdadm/mdadm.conf: cannot be read: a symbolic link on the way leads out of $BATS_TEST_TMPDIR/root; left alone"
+	refute_output --partial '/etc/mdadm/mdadm.conf:1:'
+	[ "$(sha256sum <host/mdadm.conf)" = "$sum" ]
+	[ "$(ls host)" = mdadm.conf ]
+	# The rest of the tree is fixed; a link that stays in it is followed.
+	assert_output --partial '/etc/fstab: written; the old file is kept as'
+	rm root/etc/mdadm
+	mkdir root/etc/mdadm.d
+	mv host/mdadm.conf root/etc/mdadm.d/
+	ln -s mdadm.d root/etc/mdadm
+	run audit --fix
+	assert_output --partial '/etc/mdadm/mdadm.conf: written; the old file is kept as'
+	find root/etc/mdadm.d -name 'mdadm.conf.integrityctl-*~' | grep -q .
+}
+
 @test "audit --fix: a file with a line it cannot parse is named and left alone" {
 	fixture
 	printf 'BOGUS /dev/sda9\n' >>root/etc/mdadm/mdadm.conf

@@ -184,6 +184,22 @@ assert_untouched() {
 	[ -z "$(ls -A private)" ]
 }
 
+# ---------------------------------------------------------------- scrub
+
+@test "scrub: a target or a --pi-file that is a FIFO is refused without waiting" {
+	ictl -q pi generate data --pi-file data.pi
+	as_user mkfifo shared/t.img shared/t.pi
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q shared/t.img
+	[ "$status" -eq 2 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"shared/t.img: not a block device or a regular file"* ]] || fail "message: $stderr"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" "${scrub[@]}" -q --pi-file shared/t.pi data
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"data: cannot start the scrub: the PI file shared/t.pi is not a regular file"* ]] ||
+		fail "message: $stderr"
+	run --separate-stderr ictl "${scrub[@]}" -q --pi-file data.pi data
+	assert_success
+}
+
 # ---------------------------------------------------------------- state
 
 # A genuine checkpoint part of the way through a clean image, then block 17
@@ -269,6 +285,23 @@ checkpoint_past_17() {
 	[[ "$stderr" == *"the lock file $lock is owned by user"* ]]
 }
 
+@test "state: a lock that is a hard link to a root file is never truncated" {
+	mkdir -m 0755 state
+	run ictl scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
+	assert_success
+	lock=$(ls state/*.lock)
+	rm "$lock"
+	# Root's file (root's, mode 0600: trusted) under the lock's name, as a
+	# user who could write the directory, or a parent it is renamed
+	# through, can link it where fs.protected_hardlinks is off.
+	ln secret "$lock"
+	run --separate-stderr ictl scrub -q --state-dir state --format T10-DIF-TYPE1-CRC clean.img
+	assert_failure 3
+	[[ "$stderr" == *"cannot open the lock file $lock: a file with more than one name (a hard link), never written to"* ]] ||
+		fail "message: $stderr"
+	assert_untouched
+}
+
 # ---------------------------------------------------------------- pi generate
 
 @test "pi generate -O through another user's link never writes the link's target" {
@@ -304,6 +337,139 @@ checkpoint_past_17() {
 	[ "$(sha256sum <clean.img)" != "$sum" ]
 }
 
+@test "pi inject: a link put in place of the file between the check and the open is not followed" {
+	use_fault_layer
+	chmod 0600 clean.img
+	sum=$(sha256sum <clean.img)
+	as_user cp bad.img shared/x.img
+	as_user ln -s "$base/clean.img" shared/.evil
+	# The user's image becomes the user's link just before root opens it.
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_SWAP="x.img:$base/shared/.evil" \
+		"$INTEGRITYCTL" pi inject --block 1 --tag guard shared/x.img
+	assert_failure 3
+	[[ "$stderr" == *"shared/x.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	[ -L shared/x.img ]
+	[ "$(sha256sum <clean.img)" = "$sum" ]
+}
+
+# ---------------------------------------------------------------- part
+
+@test "part: an image that is another user's link is refused; root's own link is followed" {
+	truncate -s 16M victim.img
+	chmod 0600 victim.img
+	sum=$(sha256sum <victim.img)
+	as_user ln -s "$base/victim.img" shared/disk.img
+	run --separate-stderr ictl part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	assert_failure 3
+	[[ "$stderr" == *"shared/disk.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	[ "$(sha256sum <victim.img)" = "$sum" ]
+	run --separate-stderr ictl part list shared/disk.img
+	assert_failure 3
+	ln -s victim.img mine.img
+	ictl -q part create --count 1 --size 4M --label gpt --yes mine.img
+	[ "$(sha256sum <victim.img)" != "$sum" ]
+}
+
+@test "part: a disk named through another user's link is refused" {
+	as_user ln -s "$loopdev" shared/disk
+	run --separate-stderr ictl part create --count 1 --size 256K --label gpt --yes shared/disk
+	assert_failure 3
+	[[ "$stderr" == *"shared/disk: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	assert_untouched
+}
+
+@test "part: an image replaced by a link to a block device or a FIFO before the open is never written or waited on" {
+	use_fault_layer
+	truncate -s 16M shared/disk.img
+	as_user ln -s "$loopdev" shared/.evil
+	run --separate-stderr timeout -k 10 120 env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.evil" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"shared/disk.img: cannot open: a symbolic link that is not followed"* ]] || fail "message: $stderr"
+	assert_untouched
+	# Root's own link, or a FIFO, in its place: the file stat() saw is gone.
+	rm shared/disk.img
+	truncate -s 16M shared/disk.img
+	ln -s "$loopdev" shared/.root
+	run --separate-stderr env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.root" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	assert_failure 3
+	[[ "$stderr" == *"the image file changed while it was opened"* ]] || fail "message: $stderr"
+	assert_untouched
+	rm shared/disk.img
+	truncate -s 16M shared/disk.img
+	as_user mkfifo shared/.fifo
+	run --separate-stderr timeout -k 10 120 env LD_PRELOAD="$fault_lib" FAULT_SWAP="disk.img:$base/shared/.fifo" \
+		"$INTEGRITYCTL" part create --count 1 --size 4M --label gpt --yes shared/disk.img
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	[[ "$stderr" == *"the image file changed while it was opened"* ]] || fail "message: $stderr"
+}
+
+# ---------------------------------------------------------------- monitor
+
+@test "monitor --start-unit: no event is written where another user could change it before the unit reads it" {
+	mkdir bin
+	printf '#!/bin/sh\necho "$*" >>"$RUN/calls"\n' >bin/systemctl
+	chmod +x bin/systemctl
+	printf '3,7,7,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n' >kmsg
+	# A runtime directory of the user's: it could swap events/ for its own.
+	mkdir run
+	chown "$EVIL" run
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[[ "$stderr" == *"run: --start-unit: not trusted: owned by user $(id -u "$EVIL"), not root: run 'chown root:root run'"* ]] ||
+		fail "message: $stderr"
+	[ ! -e calls ] && [ -z "$(ls -A run/events 2>/dev/null)" ]
+	# An events directory anyone can write.
+	chown root run
+	chmod 0777 run/events 2>/dev/null || mkdir -m 0777 run/events
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[[ "$stderr" == *"run/events: --start-unit: not trusted: writable by everyone (mode 0777): run 'chmod go-w run/events'"* ]] ||
+		fail "message: $stderr"
+	[ ! -e calls ] && [ -z "$(ls -A run/events)" ]
+	# Root's own: the event is written and the unit started.
+	chmod 0700 run/events
+	run --separate-stderr env PATH="$base/bin:$PATH" RUN="$base" "$INTEGRITYCTL" monitor --kmsg kmsg --no-state \
+		--no-rescrub --no-owners --start-unit --runtime-dir run
+	assert_failure 1
+	[ "$(cat calls)" = "--no-block --quiet start integrity-event@7.service" ]
+	[ "$(stat -c '%u %a' run/events/7)" = "0 600" ]
+}
+
+@test "monitor: a cursor that cannot be trusted is named, with its fix, never blamed on the log or the directory" {
+	printf '3,7,7,-;protection error, dev nvme97n1, sector 8 op 0x0:(READ)\n' >kmsg
+	mkdir -m 0700 state
+	c=state/monitor.cursor
+	printf 'x 1\n' >"$c"
+	chmod 0666 "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not trusted: writable by everyone (mode 0666): run 'chmod go-w $c'"
+	chmod 0600 "$c"
+	chown "$EVIL" "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 3
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not trusted: owned by user $(id -u "$EVIL"), not root: run 'chown root:root $c'"
+	rm "$c"
+	mkfifo "$c"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: not a regular file; remove it (the monitor writes its own)"
+	rm "$c"
+	ln -s /dev/zero "$c"
+	run --separate-stderr timeout -k 10 120 "$INTEGRITYCTL" monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	[ "$status" -eq 3 ] || fail "exit $status ($stderr)"
+	assert_equal "$stderr" "integrityctl: monitor: $c: cannot use the monitor's cursor: a symbolic link that is not followed; remove it (the monitor writes its own)"
+	# Removed: the monitor writes its own.
+	rm "$c"
+	run --separate-stderr ictl monitor --kmsg kmsg --state-dir state --no-rescrub --no-owners
+	assert_failure 1
+	[ "$(stat -c '%u %a' "$c")" = "0 600" ]
+}
+
 # ---------------------------------------------------------------- udev-helper
 
 @test "udev-helper: a history or config that is a FIFO never hangs the event" {
@@ -329,6 +495,26 @@ checkpoint_past_17() {
 	[ "$(cat hshared)" = x ]
 	run --separate-stderr ictl resolve --history hshared --at 2020-01-01 8:3
 	assert_failure 3
+}
+
+@test "udev-helper: a history that is a hard link to a root file is never appended to" {
+	sys=$base/sys
+	sysfs_example_tree "$sys"
+	# What another user can do where fs.protected_hardlinks is off: link
+	# one of root's files (root-owned, writable by nobody else) into a
+	# directory it can write, under the history's name.
+	ln secret shared/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
+	assert_success
+	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
+	[[ "$stderr" == *"shared/history: cannot record sda: a file with more than one name (a hard link), never written to"* ]] ||
+		fail "message: $stderr"
+	assert_untouched
+	# The history of its own is written.
+	rm shared/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
+	assert_success
+	[ "$(stat -c '%u %h' shared/history)" = "0 1" ]
 }
 
 @test "udev-helper: udev's numbers are parsed strictly" {

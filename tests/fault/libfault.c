@@ -27,6 +27,11 @@
  *                            goes through the calls above
  *   FAULT_REALTIME=SECS      clock_gettime(CLOCK_REALTIME) says SECS since the
  *                            epoch: a clock never set, or set back
+ *   FAULT_SWAP=NAME:FROM     just before the first open() or openat() of a name
+ *                            whose last component is NAME, FROM is renamed over
+ *                            it (in the directory being opened in): a file
+ *                            replaced between the program's check and its open,
+ *                            as a racing user does, without a race
  *
  * Reads submitted through io_uring bypass this layer: with FAULT_EIO set,
  * also set FAULT_NO_URING.
@@ -38,6 +43,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +79,9 @@ static struct {
 	int hold, hold_for;			/* -1: none */
 	bool realtime_set;
 	time_t realtime;
+	char swap_name[256];
+	const char *swap_from;
+	bool swapped;				/* atomic */
 } fault = { .log_fd = -1, .hold = -1, .hold_for = -1 };
 
 static void die(const char *what)
@@ -160,6 +169,14 @@ __attribute__((constructor)) static void fault_init(void)
 		if (*end)
 			die("FAULT_REALTIME: seconds since the epoch");
 		fault.realtime_set = true;
+	}
+	const char *swap = getenv("FAULT_SWAP");
+	if (swap && *swap) {
+		const char *colon = strchr(swap, ':');
+		if (!colon || colon == swap || !colon[1] || (size_t)(colon - swap) >= sizeof(fault.swap_name))
+			die("FAULT_SWAP: NAME:FROM");
+		memcpy(fault.swap_name, swap, (size_t)(colon - swap));
+		fault.swap_from = colon + 1;
 	}
 	if (!path || !*path)
 		return;
@@ -360,4 +377,88 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 		return 0;
 	}
 	return real_clock_gettime(clock, ts);
+}
+
+/* FAULT_SWAP: FROM renamed over the name dirfd/path, once. */
+static void maybe_swap(int dirfd, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!fault.swap_from || strcmp(base, fault.swap_name) != 0 ||
+	    __atomic_exchange_n(&fault.swapped, true, __ATOMIC_SEQ_CST))
+		return;
+	if (renameat(AT_FDCWD, fault.swap_from, dirfd, path) < 0)
+		die("FAULT_SWAP: cannot rename FROM over NAME");
+}
+
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+/* The mode is there only with O_CREAT or O_TMPFILE. */
+#define MODE_ARG(flags, last)                                                   \
+	mode_t mode = 0;                                                        \
+	if ((flags) & (O_CREAT | __O_TMPFILE)) {                                \
+		va_list ap;                                                     \
+		va_start(ap, last);                                             \
+		mode = va_arg(ap, mode_t);                                      \
+		va_end(ap);                                                     \
+	}
+
+int open(const char *path, int flags, ...)
+{
+	REAL(open, open_fn);
+	MODE_ARG(flags, flags);
+	maybe_swap(AT_FDCWD, path);
+	return real_open(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+	REAL(open64, open_fn);
+	MODE_ARG(flags, flags);
+	maybe_swap(AT_FDCWD, path);
+	return real_open64(path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	REAL(openat, openat_fn);
+	MODE_ARG(flags, flags);
+	maybe_swap(dirfd, path);
+	return real_openat(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	REAL(openat64, openat_fn);
+	MODE_ARG(flags, flags);
+	maybe_swap(dirfd, path);
+	return real_openat64(dirfd, path, flags, mode);
+}
+
+/* _FORTIFY_SOURCE's forms, for flags that are not constant. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+int __open_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+int __open64_2(const char *path, int flags)
+{
+	return open64(path, flags);
+}
+
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	return openat(dirfd, path, flags);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return openat64(dirfd, path, flags);
 }

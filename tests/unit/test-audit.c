@@ -356,11 +356,11 @@ static void test_read_proc(void **state)
 	char *data = NULL;
 	size_t size = 0;
 
-	assert_int_equal(audit_read_file("/proc/self/status", &data, &size, NULL), 0);
+	assert_int_equal(audit_read_file("/proc/self/status", NULL, &data, &size, NULL), 0);
 	assert_true(size > 0);
 	assert_non_null(strstr(data, "Name:"));
 	free(data);
-	assert_int_equal(audit_read_file("/nonexistent/fstab", &data, &size, NULL), -ENOENT);
+	assert_int_equal(audit_read_file("/nonexistent/fstab", NULL, &data, &size, NULL), -ENOENT);
 }
 
 int main(void)

@@ -78,6 +78,17 @@ int fail_file(int code, const char *path, int err, const char *fmt, ...) __attri
 void message_start(const char *object);
 /* A warning in fail()'s form, not printed with -q. */
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A value an option cannot take: "integrityctl: COMMAND: --OPTION 'VALUE':
+ * WHAT" (WHAT says what the option takes), EXIT_USAGE.  Every option's
+ * refusal has this form, whichever command takes the option. */
+int bad_option(const char *option, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A time option (--at, --since): ISO 8601 or @EPOCH, from 1970 to 9999, as
+ * integrity_time_parse() reads it; 0, or EXIT_USAGE with the message. */
+int time_option(const char *option, const char *value, int64_t *usec);
+/* VALUE as one of CHOICES (NULL-terminated), compared without regard to
+ * case: its index, or -1 with bad_option()'s "use A, B or C" printed. */
+int option_choice(const char *option, const char *value, const char *const *choices);
 /* -o or --output-all given to a command that prints no columns: the usage
  * error, naming the option and why. */
 int refuse_columns(const char *why);

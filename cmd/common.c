@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <libsmartcols.h>
@@ -109,6 +110,42 @@ int output_file_option(const char *old, char **value, char *old_value)
 	fprintf(stderr, "%s FILE is deprecated and goes away in the next release: "
 		"write -O FILE (--output-file)\n", old);
 	*value = old_value;
+	return 0;
+}
+
+int bad_option(const char *option, const char *value, const char *fmt, ...)
+{
+	_cleanup_free_ char *object = NULL;
+	va_list ap;
+
+	if (asprintf(&object, "%s '%s'", option, value) < 0)
+		object = NULL;
+	va_start(ap, fmt);
+	vfail(EXIT_USAGE, object ? object : option, 0, NULL, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int option_choice(const char *option, const char *value, const char *const *choices)
+{
+	char list[256] = "";
+	size_t n = 0, len = 0;
+
+	for (; choices[n]; n++)
+		if (strcasecmp(value, choices[n]) == 0)
+			return (int)n;
+	for (size_t i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i == 0 ? "" : i + 1 == n ? " or " : ", ", choices[i]);
+	bad_option(option, value, "use %s", list);
+	return -1;
+}
+
+int time_option(const char *option, const char *value, int64_t *usec)
+{
+	if (integrity_time_parse(value, usec) < 0)
+		return bad_option(option, value, "not a time from 1970 to 9999: use ISO 8601 "
+				  "(2025-03-01T12:00:00Z) or @EPOCH");
 	return 0;
 }
 
@@ -395,14 +432,14 @@ int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_
 	int r = parse_block_range(spec, block_size, start, len);
 
 	if (r == -EDOM)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': byte values must be multiples of the "
-			    "%u-byte block", spec, block_size);
+		return bad_option("--range", spec, "byte values must be multiples of the %u-byte block",
+				  block_size);
 	if (r == -ERANGE)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': LEN must be at least one block "
-			    "(leave it empty for \"to the end\")", spec);
+		return bad_option("--range", spec, "LEN must be at least one block "
+				  "(leave it empty for \"to the end\")");
 	if (r < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': START:LEN in blocks, or in bytes "
-			    "with K/M/G, multiples of the %u-byte block", spec, block_size);
+		return bad_option("--range", spec, "START:LEN in blocks, or in bytes with K/M/G, "
+				  "multiples of the %u-byte block", block_size);
 	return 0;
 }
 

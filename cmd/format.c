@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -47,42 +46,36 @@ static const size_t default_columns[] = {
 
 static int parse_request(struct integrity_format_request *req)
 {
+	static const char *const pi_types[] = { "0", "1", "2", "3", NULL };
+	static const char *const guards[] = { "crc16", "crc32c", "crc64", NULL };
+	static const enum integrity_guard guard_values[] = {
+		INTEGRITY_GUARD_CRC16, INTEGRITY_GUARD_CRC32C, INTEGRITY_GUARD_CRC64,
+	};
+	static const char *const positions[] = { "first", "last", NULL };
 	uint64_t v;
+	int i;
 
 	memset(req, 0, sizeof(*req));
 	if (!o.pi_type)
 		return fail(EXIT_USAGE, NULL, 0, "--pi-type is required (0 turns protection off)");
-	if (strlen(o.pi_type) != 1 || o.pi_type[0] < '0' || o.pi_type[0] > '3')
-		return fail(EXIT_USAGE, NULL, 0, "--pi-type %s: want 0, 1, 2 or 3", o.pi_type);
-	req->pi_type = (unsigned)(o.pi_type[0] - '0');
+	if ((i = option_choice("--pi-type", o.pi_type, pi_types)) < 0)
+		return EXIT_USAGE;
+	req->pi_type = (unsigned)i;
 	if (o.guard) {
-		static const struct {
-			const char *name;
-			enum integrity_guard guard;
-		} guards[] = {
-			{ "crc16", INTEGRITY_GUARD_CRC16 },
-			{ "crc32c", INTEGRITY_GUARD_CRC32C },
-			{ "crc64", INTEGRITY_GUARD_CRC64 },
-		};
-		for (size_t i = 0; i < ARRAY_SIZE(guards); i++)
-			if (strcasecmp(o.guard, guards[i].name) == 0)
-				req->guard = guards[i].guard;
-		if (req->guard == INTEGRITY_GUARD_NONE)
-			return fail(EXIT_USAGE, NULL, 0, "--guard %s: want crc16, crc32c or crc64", o.guard);
+		if ((i = option_choice("--guard", o.guard, guards)) < 0)
+			return EXIT_USAGE;
+		req->guard = guard_values[i];
 	}
 	if (o.block_size) {
 		if (parse_size(o.block_size, &v) < 0 || v > UINT32_MAX)
-			return fail(EXIT_USAGE, NULL, 0, "--block-size %s: want a number of bytes, 512 or 4096",
-				    o.block_size);
+			return bad_option("--block-size", o.block_size,
+					  "a block size in bytes, a power of two from 512 (512, 4096 or 4K)");
 		req->block_size = (uint32_t)v;
 	}
 	if (o.position) {
-		if (strcasecmp(o.position, "first") == 0)
-			req->pi_position = INTEGRITY_FORMAT_PI_FIRST;
-		else if (strcasecmp(o.position, "last") == 0)
-			req->pi_position = INTEGRITY_FORMAT_PI_LAST;
-		else
-			return fail(EXIT_USAGE, NULL, 0, "--pi-position %s: want first or last", o.position);
+		if ((i = option_choice("--pi-position", o.position, positions)) < 0)
+			return EXIT_USAGE;
+		req->pi_position = i == 0 ? INTEGRITY_FORMAT_PI_FIRST : INTEGRITY_FORMAT_PI_LAST;
 	}
 	return 0;
 }

@@ -815,7 +815,7 @@ int cmd_monitor(int argc, const char **argv)
 	if (o.repair && o.no_rescrub)
 		return fail(EXIT_USAGE, NULL, 0, "--repair and --no-rescrub: a repair needs the scrub's bad blocks");
 	if (o.around && (parse_u64(o.around, &around) < 0 || around > (1u << 20)))
-		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
+		return bad_option("--around", o.around, "a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
 	if (o.runtime_dir && (!o.start_unit || !*o.runtime_dir))
@@ -827,9 +827,8 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");
 	if (o.journal_dir && !o.list)
 		return fail(EXIT_USAGE, NULL, 0, "--journal-dir goes with --list");
-	if (o.since && integrity_time_parse(o.since, &since) < 0)
-		return fail(EXIT_USAGE, o.since, 0, "--since: not a time from 1970 to 9999: use ISO 8601 "
-			    "(2025-03-01T12:00:00Z) or @EPOCH");
+	if (o.since && time_option("--since", o.since, &since))
+		return EXIT_USAGE;
 	if (o.list && o.no_state)
 		return fail(EXIT_USAGE, NULL, 0, "--list reads the state directory: it does not go with --no-state");
 	if (o.list)

@@ -503,19 +503,22 @@ static int part_create(int argc, const char **argv)
 		fail(EXIT_USAGE, dev, 0, "give --count and --size, or --script");
 		goto out;
 	}
-	if (o.label && strcmp(o.label, "gpt") != 0 && strcmp(o.label, "dos") != 0) {
-		fail(EXIT_USAGE, dev, 0, "--label '%s': use gpt or dos", o.label);
-		goto out;
+	if (o.label) {
+		static const char *const labels[] = { "gpt", "dos", NULL };
+		int i = option_choice("--label", o.label, labels);
+		if (i < 0)
+			goto out;
+		spec.label = labels[i];
 	}
 	if (o.count) {
 		uint64_t v;
 		if (parse_u64(o.count, &v) < 0 || v > UINT32_MAX) {
-			fail(EXIT_USAGE, dev, 0, "--count '%s': not a number", o.count);
+			bad_option("--count", o.count, "not a number of partitions (1 to 255)");
 			goto out;
 		}
 		spec.count = (unsigned)v;
 		if (parse_size(o.size, &spec.size) < 0) {
-			fail(EXIT_USAGE, dev, 0, "--size '%s': not a size (e.g. 64M, 1G)", o.size);
+			bad_option("--size", o.size, "not a size (64M, 1.5G: bytes, with K, M, G or T)");
 			goto out;
 		}
 	}

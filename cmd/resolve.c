@@ -274,9 +274,9 @@ static int resolve_lbas(const char **args)
 	while (args[n + 1])
 		n++;
 	if (!n)
-		return fail(EXIT_USAGE, NULL, 0, "--lba: usage: integrityctl resolve --lba DEVICE LBA...");
+		return usage_error("--lba DEVICE LBA...");
 	if (o.block_size && (parse_size(o.block_size, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1))))
-		return fail(EXIT_USAGE, NULL, 0, "--block-size '%s': a power of two from 512 to 1M", o.block_size);
+		return bad_option("--block-size", o.block_size, "a power of two from 512 to 1M");
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
@@ -386,9 +386,8 @@ int cmd_resolve(int argc, const char **argv)
 	if (o.lba)
 		return resolve_lbas(keys);
 	bool past = o.at || o.boot;
-	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
-		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "
-			    "(2025-03-01T12:00:00Z) or @EPOCH");
+	if (o.at && time_option("--at", o.at, &at))
+		return EXIT_USAGE;
 
 	size_t defaults_n;
 	const size_t *defaults;

@@ -210,3 +210,51 @@ EOF
 		<<<"$output" || true)
 	[ -z "$bad" ] || fail "messages that bypass fail()/warnx_obj(): $bad"
 }
+
+@test "a value an option cannot take: one form in every command, --OPTION 'VALUE': what it takes" {
+	truncate -s 8M img
+	echo "2020-01-01T00:00:00Z 1577836800.000000 0123456789abcdef0123456789abcdef add 259:1 nvme0n1p7 3 nvme0n1 7" >history
+	local opt val args line prefix bad=0
+	# The option, its bad value, and the rest of the command line.
+	while IFS=$'\t' read -r opt val args; do
+		[ -n "$opt" ] && [ "${opt#\#}" = "$opt" ] || continue
+		# shellcheck disable=SC2086
+		run --separate-stderr "$INTEGRITYCTL" $args "$opt" "$val"
+		line=${stderr%%$'\n'*}
+		# shellcheck disable=SC2086
+		prefix=$(message_prefix $args)
+		if [ "$status" -ne 2 ] || [[ $line != "$prefix$opt '$val': "?* ]]; then
+			echo "integrityctl $args $opt '$val': exit $status, '$line'; wanted exit 2 and '$prefix$opt '$val': ...'" >&2
+			bad=1
+		fi
+	done <<'TABLE'
+--pi-type	4	format --sysfs-root sys sda --dry-run
+--guard	ip	format --sysfs-root sys sda --pi-type 1 --dry-run
+--pi-position	middle	format --sysfs-root sys sda --pi-type 1 --dry-run
+--block-size	lots	format --sysfs-root sys sda --pi-type 1 --dry-run
+--pi-position	middle	pi verify good.dif
+--interval	1000	pi verify good.dif
+--metadata-size	x	pi verify good.dif
+--seed	-1	pi verify good.dif
+--app-tag	0x10000	pi verify good.dif
+--block	x	pi inject --tag guard bad.dif
+--tag	nosuch	pi inject --block 1 bad.dif
+--method	dev	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--layout	dox	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--io-engine	aio	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--progress	maybe	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--rate	12Q	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--jobs	0	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--io-size	512	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--duration	5w	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--range	1:x	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--count	x	part create img --size 1M --dry-run
+--size	-1	part create img --count 1 --dry-run
+--label	apm	part create img --count 1 --size 1M --dry-run
+--block-size	1000	resolve --lba img 5
+--at	yesterday	resolve --history history 259:1
+--around	x	monitor --no-state --kmsg /dev/null
+--since	yesterday	monitor --list --state-dir state
+TABLE
+	return $bad
+}

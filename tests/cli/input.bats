@@ -228,7 +228,7 @@ EOF
 	for at in @-1 @9223372036855 '@ 1' @1. 1969-12-31T23:59:59Z 0000-01-01 @253402300800; do
 		run ictl resolve --history history --at "$at" 259:0
 		assert_failure 2
-		assert_output --partial "$at: --at: not a time from 1970 to 9999"
+		assert_output --partial "--at '$at': not a time from 1970 to 9999"
 	done
 }
 

@@ -67,7 +67,8 @@ static int parse_request(struct integrity_format_request *req)
 		req->guard = guard_values[i];
 	}
 	if (o.block_size) {
-		if (parse_size(o.block_size, &v) < 0 || v > UINT32_MAX)
+		/* 0 is the library's "the current size": not a size to ask for. */
+		if (parse_size(o.block_size, &v) < 0 || !v || v > UINT32_MAX)
 			return bad_option("--block-size", o.block_size,
 					  "a block size in bytes, a power of two from 512 (512, 4096 or 4K)");
 		req->block_size = (uint32_t)v;

@@ -232,6 +232,7 @@ EOF
 --guard	ip	format --sysfs-root sys sda --pi-type 1 --dry-run
 --pi-position	middle	format --sysfs-root sys sda --pi-type 1 --dry-run
 --block-size	lots	format --sysfs-root sys sda --pi-type 1 --dry-run
+--block-size	0	format --sysfs-root sys sda --pi-type 1 --dry-run
 --pi-position	middle	pi verify good.dif
 --interval	1000	pi verify good.dif
 --metadata-size	x	pi verify good.dif

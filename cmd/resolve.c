@@ -341,6 +341,15 @@ static void usage(poptContext pc)
 	       "BOOT: 0 this boot, -1 the one before, ..., or a boot id.\n");
 }
 
+/* The history lookup refuses a bad key and a bad --boot alike (-EINVAL): the
+ * boot is at fault when the key is taken with this boot instead. */
+static bool boot_at_fault(const struct integrity_history *hist, const char *key, int64_t at)
+{
+	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
+
+	return integrity_history_lookup(hist, key, "0", at, &res) != -EINVAL;
+}
+
 int cmd_resolve(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -444,6 +453,11 @@ int cmd_resolve(int argc, const char **argv)
 		else
 			r = integrity_resolve_key(ctx, keys[i], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
 		int code = 0;
+		if (r == -EINVAL && o.boot && boot_at_fault(hist, keys[i], at)) {
+			ret = bad_option("--boot", o.boot, "0 (this boot), -N (N boots before it), N (the "
+					 "N-th in the history) or a boot id");
+			break;
+		}
 		if (r == -EINVAL)
 			code = fail(EXIT_USAGE, obj, 0,
 				    "not a key: MAJ:MIN, a name or path, a /dev/disk/by-* name, or "

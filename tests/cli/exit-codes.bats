@@ -254,6 +254,7 @@ EOF
 --label	apm	part create img --count 1 --size 1M --dry-run
 --block-size	1000	resolve --lba img 5
 --at	yesterday	resolve --history history 259:1
+--boot	garbage	resolve --history history 259:1
 --around	x	monitor --no-state --kmsg /dev/null
 --since	yesterday	monitor --list --state-dir state
 TABLE

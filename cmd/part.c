@@ -32,7 +32,8 @@ static const struct column_def columns[] = {
 	[COL_UUID] = { "UUID", 36, 0, SCOLS_JSON_STRING, "partition UUID (PARTUUID)" },
 	[COL_KNAME] = { "KNAME", 6, 0, SCOLS_JSON_STRING, "the kernel's name of the partition" },
 	[COL_MAJMIN] = { "MAJ:MIN", 7, 0, SCOLS_JSON_STRING, "major:minor device number" },
-	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	/* Optional: a partition the kernel does not have has no number (null). */
+	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 		      "number outside the disk's own range (extended, major 259)" },
 	[COL_KERNEL] = { "KERNEL", 7, 0, SCOLS_JSON_STRING,
 			 "the kernel's view matches the table: yes, missing, differs, extra" },
@@ -146,7 +147,10 @@ static void row_from_entry(struct row *r, const struct integrity_part_entry *e)
 		.major = e->major,
 		.minor = e->minor,
 		.ext = e->extended_devt,
-		.kernel = integrity_part_kernel_state_name(e->kernel),
+		/* "-" where there is no kernel to compare with (an image): null in JSON. */
+		.kernel = gopt.json && e->kernel == INTEGRITY_PART_KERNEL_UNKNOWN
+				  ? NULL
+				  : integrity_part_kernel_state_name(e->kernel),
 	};
 	/* A partition only the kernel has still shows where it is. */
 	r->has_table = e->in_table || e->in_kernel;

@@ -156,6 +156,12 @@ static inline const char *format_size(uint64_t bytes, char *buf, size_t len)
 	return integrity_size_string(bytes, buf, len);
 }
 
+/* A point in time as the text output shows every one, in UTC:
+ * "2025-03-01T12:00:00Z", with the microseconds where fraction is true
+ * ("...:00.123456Z").  usec is microseconds since the epoch.  buf, or NULL
+ * when the time cannot be shown. */
+const char *format_time(int64_t usec, bool fraction, char *buf, size_t len);
+
 /* Options that describe protection information (pi_options.c), shared by
  * pi and scrub. */
 struct pi_options {

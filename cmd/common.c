@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <libsmartcols.h>
 
@@ -441,6 +442,26 @@ int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_
 		return bad_option("--range", spec, "START:LEN in blocks, or in bytes with K/M/G, "
 				  "multiples of the %u-byte block", block_size);
 	return 0;
+}
+
+const char *format_time(int64_t usec, bool fraction, char *buf, size_t len)
+{
+	int64_t sec = usec / 1000000, frac = usec % 1000000;
+	char s[32];
+	struct tm tm;
+
+	if (frac < 0) {
+		sec--;
+		frac += 1000000;
+	}
+	time_t t = (time_t)sec;
+	if (!gmtime_r(&t, &tm) || !strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm))
+		return NULL;
+	if (fraction)
+		snprintf(buf, len, "%s.%06" PRId64 "Z", s, frac);
+	else
+		snprintf(buf, len, "%sZ", s);
+	return buf;
 }
 
 int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)

@@ -472,8 +472,10 @@ static void log_event(FILE *log, const struct integrity_monitor_event *s)
 	_cleanup_free_ char *dev = printable_name(s->device, false, true);
 	_cleanup_free_ char *path = w && w->path ? printable_name(w->path, false, true) : NULL;
 
-	/* 0: the time is not known (a clock before 1970). */
-	fprintf(log, "%.0f\t%s %s", s->time > 0 ? s->time : 0, integrity_event_kind_name(s->record.kind),
+	/* 0: the time is not known (a clock before 1970).  Whole seconds as
+	 * the JSON's "time" has them (cut, not rounded). */
+	fprintf(log, "%" PRIu64 "\t%s %s", s->time > 0 ? (uint64_t)s->time : 0,
+		integrity_event_kind_name(s->record.kind),
 		dev ? dev : "?");
 	if (in && in->count)
 		fprintf(log, " LBA %" PRIu64, in->lba);
@@ -616,16 +618,13 @@ static int save_events(const char *dir, const char *add, size_t len)
 	return r;
 }
 
+/* When an event was logged, in UTC as every time the text output shows. */
 static void print_stamp(uint64_t when)
 {
 	char stamp[32];
-	time_t tt = (time_t)when;
-	struct tm tm;
 
-	if (!when)
-		snprintf(stamp, sizeof(stamp), "%-24s", "(time unknown)");
-	else
-		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+	if (!when || when > INT64_MAX / 1000000 || !format_time((int64_t)when * 1000000, false, stamp, sizeof(stamp)))
+		snprintf(stamp, sizeof(stamp), "%-20s", "(time unknown)");
 	printf("%s ", stamp);
 }
 

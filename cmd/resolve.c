@@ -116,17 +116,6 @@ static void set_cell(const struct column_set *set, struct libscols_line *ln, siz
 	scols_line_refer_data(ln, (size_t)pos, p);
 }
 
-static void format_time(int64_t usec, char *buf, size_t len)
-{
-	time_t sec = (time_t)(usec / 1000000);
-	struct tm tm;
-	char s[32];
-
-	gmtime_r(&sec, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%06ldZ", s, (long)(usec % 1000000));
-}
-
 static int add_row(struct integrity_context *ctx, const struct column_set *set, struct libscols_table *tb,
 		   const char *key, const struct integrity_resolve *res)
 {
@@ -156,8 +145,8 @@ static int add_row(struct integrity_context *ctx, const struct column_set *set, 
 		int64_t usec = integrity_resolve_time(res);
 		if (gopt.json)
 			snprintf(t, sizeof(t), "%" PRId64 ".%06" PRId64, usec / 1000000, usec % 1000000);
-		else
-			format_time(usec, t, sizeof(t));
+		else if (!format_time(usec, true, t, sizeof(t)))
+			t[0] = '\0';
 		set_cell(set, ln, COL_TIME, t);
 		set_cell(set, ln, COL_BOOT, integrity_resolve_boot_id(res));
 		set_cell(set, ln, COL_ACTION, integrity_resolve_action(res));

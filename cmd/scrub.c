@@ -84,10 +84,8 @@ static int show_status(const char *state_dir, const char *target)
 			break;
 		uint64_t span = st->progress.end - st->progress.start;
 		char el[32], when[32];
-		time_t upd = (time_t)st->updated;
-		struct tm tm;
-		if (!st->updated || !gmtime_r(&upd, &tm) ||
-		    !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		if (!st->updated || st->updated > INT64_MAX / 1000000 ||
+		    !format_time((int64_t)st->updated * 1000000, false, when, sizeof(when)))
 			snprintf(when, sizeof(when), "-");
 		columns_set(&set, ln, COL_TARGET, "%s", st->target);
 		columns_set(&set, ln, COL_IDENTITY, "%s", st->identity);

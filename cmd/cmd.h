@@ -92,6 +92,9 @@ int option_choice(const char *option, const char *value, const char *const *choi
 /* -o or --output-all given to a command that prints no columns: the usage
  * error, naming the option and why. */
 int refuse_columns(const char *why);
+/* Two options that cannot go together: "A and B: choose one", with why
+ * after it where it helps (NULL: none), EXIT_USAGE. */
+int conflicting_options(const char *a, const char *b, const char *why);
 /* A missing or extra argument: "usage: integrityctl COMMAND USAGE", EXIT_USAGE. */
 int usage_error(const char *usage);
 /* The output file of a command that writes one is -O/--output-file; OLD,

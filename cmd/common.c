@@ -106,7 +106,7 @@ int output_file_option(const char *old, char **value, char *old_value)
 	if (!old_value)
 		return 0;
 	if (*value)
-		return fail(EXIT_USAGE, NULL, 0, "%s and -O/--output-file: choose one", old);
+		return conflicting_options(old, "-O/--output-file", NULL);
 	message_start(NULL);
 	fprintf(stderr, "%s FILE is deprecated and goes away in the next release: "
 		"write -O FILE (--output-file)\n", old);
@@ -278,12 +278,12 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	if (gopt.output && gopt.output_all) {
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return fail(EXIT_USAGE, NULL, 0, "-o/--output and --output-all: choose one");
+		return conflicting_options("-o/--output", "--output-all", NULL);
 	}
 	if (gopt.json && gopt.raw) {
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return fail(EXIT_USAGE, NULL, 0, "-J/--json and -r/--raw: choose one");
+		return conflicting_options("-J/--json", "-r/--raw", NULL);
 	}
 	*ctxp = ctx;
 	return 0;
@@ -478,6 +478,11 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 int usage_error(const char *usage)
 {
 	return fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+}
+
+int conflicting_options(const char *a, const char *b, const char *why)
+{
+	return fail(EXIT_USAGE, NULL, 0, "%s and %s: choose one%s%s", a, b, why ? ": " : "", why ? why : "");
 }
 
 int refuse_columns(const char *why)

@@ -810,7 +810,7 @@ int cmd_monitor(int argc, const char **argv)
 	if (args && args[0])
 		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
 	if (o.no_state && o.state_dir)
-		return fail(EXIT_USAGE, NULL, 0, "--no-state and --state-dir: choose one");
+		return conflicting_options("--no-state", "--state-dir", NULL);
 	if (o.repair && o.no_rescrub)
 		return fail(EXIT_USAGE, NULL, 0, "--repair and --no-rescrub: a repair needs the scrub's bad blocks");
 	if (o.around && (parse_u64(o.around, &around) < 0 || around > (1u << 20)))
@@ -829,7 +829,7 @@ int cmd_monitor(int argc, const char **argv)
 	if (o.since && time_option("--since", o.since, &since))
 		return EXIT_USAGE;
 	if (o.list && o.no_state)
-		return fail(EXIT_USAGE, NULL, 0, "--list reads the state directory: it does not go with --no-state");
+		return conflicting_options("--list", "--no-state", "--list reads the state directory");
 	if (o.list)
 		return list_events(o.state_dir ? o.state_dir : DEFAULT_STATE_DIR, since);
 	if (getenv("INVOCATION_ID"))

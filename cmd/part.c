@@ -500,7 +500,7 @@ static int part_create(int argc, const char **argv)
 		.label = o.label, .type = o.type, .name_prefix = o.name_prefix,
 	};
 	if (o.script && (o.count || o.size || o.type || o.name_prefix)) {
-		fail(EXIT_USAGE, dev, 0, "--script and --count/--size/--type/--name-prefix exclude each other");
+		conflicting_options("--script", "--count/--size/--type/--name-prefix", NULL);
 		goto out;
 	}
 	if (!o.script && (!o.count || !o.size)) {

@@ -377,8 +377,9 @@ int cmd_resolve(int argc, const char **argv)
 	if (!keys || !keys[0])
 		return fail(EXIT_USAGE, NULL, 0, "no KEY given (see --help)");
 	if (o.lba && (o.at || o.boot))
-		return fail(EXIT_USAGE, NULL, 0, "--lba reads what the device holds now; %s answers from the "
-			    "history: use one or the other", o.at ? "--at" : "--boot");
+		return conflicting_options("--lba", o.at ? "--at" : "--boot",
+					   o.at ? "--lba reads what the device holds now, --at answers from the history"
+						: "--lba reads what the device holds now, --boot answers from the history");
 	if (o.block_size && !o.lba)
 		return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba");
 	if (o.lba)

@@ -218,7 +218,7 @@ int cmd_scrub(int argc, const char **argv)
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	if (o.status && o.all) {
 		poptFreeContext(pc);
-		return fail(EXIT_USAGE, NULL, 0, "--status and --all: choose one");
+		return conflicting_options("--status", "--all", NULL);
 	}
 	if ((gopt.output || gopt.output_all) && !o.status) {
 		poptFreeContext(pc);

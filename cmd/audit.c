@@ -229,7 +229,7 @@ int cmd_audit(int argc, const char **argv)
 		return refuse_columns("findings have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
-		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
+		return usage_error("[OPTIONS]");
 	if (o.dry_run && !o.fix)
 		return fail(EXIT_USAGE, NULL, 0, "--dry-run goes with --fix");
 	if (o.root && !*o.root)

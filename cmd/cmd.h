@@ -95,7 +95,8 @@ int refuse_columns(const char *why);
 /* Two options that cannot go together: "A and B: choose one", with why
  * after it where it helps (NULL: none), EXIT_USAGE. */
 int conflicting_options(const char *a, const char *b, const char *why);
-/* A missing or extra argument: "usage: integrityctl COMMAND USAGE", EXIT_USAGE. */
+/* A missing or extra argument: "usage: integrityctl COMMAND USAGE" and the
+ * help to read, as after an unknown option; EXIT_USAGE. */
 int usage_error(const char *usage);
 /* The output file of a command that writes one is -O/--output-file; OLD,
  * its former spelling, still works for one release with a warning (even

@@ -477,7 +477,9 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 
 int usage_error(const char *usage)
 {
-	return fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+	fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+	fprintf(stderr, "Try 'integrityctl %s --help'.\n", command_name);
+	return EXIT_USAGE;
 }
 
 int conflicting_options(const char *a, const char *b, const char *why)

@@ -808,7 +808,7 @@ int cmd_monitor(int argc, const char **argv)
 		return refuse_columns("events have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
-		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
+		return usage_error("[OPTIONS]");
 	if (o.no_state && o.state_dir)
 		return conflicting_options("--no-state", "--state-dir", NULL);
 	if (o.repair && o.no_rescrub)

@@ -375,7 +375,7 @@ int cmd_resolve(int argc, const char **argv)
 	}
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
-		return fail(EXIT_USAGE, NULL, 0, "no KEY given (see --help)");
+		return usage_error("KEY... | --lba DEVICE LBA...");
 	if (o.lba && (o.at || o.boot))
 		return conflicting_options("--lba", o.at ? "--at" : "--boot",
 					   o.at ? "--lba reads what the device holds now, --at answers from the history"

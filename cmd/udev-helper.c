@@ -238,7 +238,7 @@ int cmd_udev_helper(int argc, const char **argv)
 	}
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1])
-		return fail(EXIT_USAGE, NULL, 0, "one DEVNAME expected (udev's $devnode)");
+		return usage_error("DEVNAME");
 	signal(SIGALRM, deadline_passed);
 	alarm(DEADLINE_SECONDS);
 	const char *devname = args[0];

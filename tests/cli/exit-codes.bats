@@ -168,13 +168,17 @@ EOF
 	[[ $stderr == *"(the state directory: give --state-dir DIR, or --no-state)"* ]] || fail "$stderr"
 }
 
-@test "a missing argument: exit 2 and a usage line that starts with integrityctl COMMAND" {
-	local c
+@test "a missing or extra argument: exit 2, a usage line that starts with integrityctl COMMAND, the help to read" {
+	local c args
 	for c in show set format scrub "pi generate" "pi verify" "pi inject" "part create" "part delete" "part sync" \
-		"part list"; do
+		"part list" resolve udev-helper "monitor extra" "audit extra" "show a b" "udev-helper a b"; do
 		run --separate-stderr ictl $c
 		[ "$status" -eq 2 ] || fail "$c: exit $status"
-		[[ $stderr == "integrityctl: $c: usage: integrityctl $c "* ]] || fail "$c: $stderr"
+		args=${c% a b}
+		args=${args% extra}
+		[[ ${stderr_lines[0]} == "integrityctl: $args: usage: integrityctl $args "* ]] || fail "$c: $stderr"
+		[ "${stderr_lines[1]}" = "Try 'integrityctl $args --help'." ] || fail "$c: $stderr"
+		[ "${#stderr_lines[@]}" -eq 2 ] || fail "$c: $stderr"
 	done
 }
 

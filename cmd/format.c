@@ -314,7 +314,8 @@ static void on_progress(void *data, const struct integrity_format_progress *p)
 }
 
 /* The device as `status` shows it now. */
-static void status_row(struct integrity_context *ctx, const char *name, struct json *j)
+static void status_row(struct integrity_context *ctx, const char *name, const struct column_set *set,
+		       struct json *j)
 {
 	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
 	struct integrity_kernel_state st;
@@ -349,24 +350,20 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		json_object_end(j);
 		return;
 	}
-	struct column_set set;
-	if (columns_select(&set, columns, ARRAY_SIZE(columns), default_columns, ARRAY_SIZE(default_columns),
-			   gopt.output) != 0)
-		return;
-	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
+	struct libscols_table *tb = columns_new_table(set, "blockdevices");
 	struct libscols_line *ln = tb ? scols_table_new_line(tb, NULL) : NULL;
 	if (ln) {
-		columns_set(&set, ln, COL_NAME, "%s", integrity_device_name(dev));
-		columns_set(&set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
-		columns_set(&set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
+		columns_set(set, ln, COL_NAME, "%s", integrity_device_name(dev));
+		columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
+		columns_set(set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
 		if (format)
-			columns_set(&set, ln, COL_PROFILE, "%s", format);
+			columns_set(set, ln, COL_PROFILE, "%s", format);
 		if (profile) {
-			columns_set(&set, ln, COL_INTERVAL, "%u", st.interval);
-			columns_set(&set, ln, COL_TAGSIZE, "%u", st.tag_size);
+			columns_set(set, ln, COL_INTERVAL, "%u", st.interval);
+			columns_set(set, ln, COL_TAGSIZE, "%u", st.tag_size);
 		}
 		if (type >= 0)
-			columns_set(&set, ln, COL_PI_TYPE, "%d", type);
+			columns_set(set, ln, COL_PI_TYPE, "%d", type);
 		scols_print_table(tb);
 	}
 	scols_unref_table(tb);
@@ -407,6 +404,12 @@ int cmd_format(int argc, const char **argv)
 	}
 	const char *name = args[0];
 	if ((r = parse_request(&req)) != 0)
+		return r;
+	/* The columns of the row printed afterwards: a bad -o is refused
+	 * before anything is written, never after the format. */
+	struct column_set set;
+	if ((r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns, ARRAY_SIZE(default_columns),
+				gopt.output)) != 0)
 		return r;
 
 	if ((r = open_device(name, &ctx, &dev)) != 0)
@@ -468,10 +471,10 @@ int cmd_format(int argc, const char **argv)
 			json_layout(&j, "result", res, integrity_format_plan_nvme(plan) != NULL);
 		json_string(&j, "error", r < 0 ? why : NULL);
 		if (res)
-			status_row(ctx, name, &j);
+			status_row(ctx, name, &set, &j);
 		json_close(&j);
 	} else if (res && !gopt.quiet) {
-		status_row(ctx, name, NULL);
+		status_row(ctx, name, &set, NULL);
 	}
 	return ret;
 }

@@ -185,6 +185,9 @@ static int pi_generate(int argc, const char **argv)
 	r = output_file_option("-o/--output", &o.out, o.out_old);
 	if (r)
 		return r;
+	/* -o is the former spelling of -O here; --output-all is no FILE. */
+	if (gopt.output_all)
+		return refuse_columns("it writes a file, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || (!o.out == !pi_opts.pi_file)) {
 		return usage_error(generate_usage);
@@ -407,6 +410,8 @@ static int pi_inject(int argc, const char **argv)
 			  "--block N --tag guard|app|ref|data FILE [--pi-file PI]");
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("it prints no columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || !o.block || !o.tag) {
 		return usage_error("--block N --tag guard|app|ref|data FILE [--pi-file PI]");

@@ -236,6 +236,8 @@ int cmd_udev_helper(int argc, const char **argv)
 			fputs(site_rules, stdout);
 		return EXIT_CLEAN;
 	}
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("it prints udev properties, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1])
 		return usage_error("DEVNAME");

@@ -264,3 +264,27 @@ EOF
 TABLE
 	return $bad
 }
+
+@test "-o and --output-all: refused (exit 2) by every command that prints no columns, before it does anything" {
+	local args opt
+	cp good.dif victim.dif
+	for args in "pi inject --block 1 --tag guard victim.dif" "pi generate data -O out.dif" "pi verify good.dif" \
+		"udev-helper --sysfs-root sys --no-history --no-policy sda" "set --sysfs-root sys sda read-verify=on" \
+		"show --sysfs-root sys sda" "monitor --no-state --kmsg /dev/null" "audit --sysfs-root sys --root ."; do
+		for opt in "-o NAME" --output-all; do
+			[ "$opt" != "-o NAME" ] || [ "${args#pi generate}" = "$args" ] || continue	# -o: the former -O
+			# shellcheck disable=SC2086
+			run --separate-stderr ictl $args $opt
+			[ "$status" -eq 2 ] || fail "integrityctl $args $opt: exit $status: $stderr"
+			# shellcheck disable=SC2086
+			[[ $stderr == "$(message_prefix $args)${opt%% *}"* ]] || fail "integrityctl $args $opt: $stderr"
+		done
+	done
+	# Nothing was corrupted or written.
+	cmp good.dif victim.dif
+	[ ! -e out.dif ]
+	# A column format does not have is refused before the device is touched.
+	run --separate-stderr ictl format --sysfs-root sys sda --pi-type 1 --dry-run -o NOSUCH
+	assert_failure 2
+	[[ $stderr == *"unknown column 'NOSUCH'"* ]] || fail "$stderr"
+}

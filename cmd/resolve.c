@@ -366,7 +366,7 @@ int cmd_resolve(int argc, const char **argv)
 	_cleanup_popt_ poptContext pc = NULL;
 	int r, ret = EXIT_CLEAN;
 
-	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY...");
+	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY... | --lba DEVICE LBA...");
 	if (r)
 		return r;
 	if (o.help) {

@@ -231,7 +231,7 @@ int cmd_scrub(int argc, const char **argv)
 	}
 	if (!o.all && (!args || !args[0])) {
 		poptFreeContext(pc);
-		return usage_error("[OPTIONS] TARGET... | --all | --status [TARGET]");
+		return usage_error("TARGET... | --all | --status [TARGET]");
 	}
 
 	ret = EXIT_USAGE;

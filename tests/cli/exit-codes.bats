@@ -179,6 +179,9 @@ EOF
 		[[ ${stderr_lines[0]} == "integrityctl: $args: usage: integrityctl $args "* ]] || fail "$c: $stderr"
 		[ "${stderr_lines[1]}" = "Try 'integrityctl $args --help'." ] || fail "$c: $stderr"
 		[ "${#stderr_lines[@]}" -eq 2 ] || fail "$c: $stderr"
+		# The usage the command's --help starts with.
+		[ "${stderr_lines[0]#"integrityctl: $args: usage: "}" = "$(ictl $args --help | sed -n '1s/^Usage: //p')" ] ||
+			fail "$c: '${stderr_lines[0]}' is not the usage of --help: $(ictl $args --help | head -1)"
 	done
 }
 

@@ -92,6 +92,10 @@ static void report_json(const struct integrity_audit *a, const struct written *w
 			json_string(&j, "name", integrity_audit_name(a, i));
 		if (*integrity_audit_device(a, i)) {
 			json_string(&j, "device", integrity_audit_device(a, i));
+			char devt[32];
+			snprintf(devt, sizeof(devt), "%u:%u", integrity_audit_major(a, i), integrity_audit_minor(a, i));
+			json_string(&j, "maj:min", devt);
+			/* 0.1's keys, kept for one release beside maj:min. */
 			json_u64(&j, "major", integrity_audit_major(a, i));
 			json_u64(&j, "minor", integrity_audit_minor(a, i));
 		}
@@ -225,7 +229,7 @@ int cmd_audit(int argc, const char **argv)
 		return refuse_columns("findings have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
-		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
+		return usage_error("[OPTIONS]");
 	if (o.dry_run && !o.fix)
 		return fail(EXIT_USAGE, NULL, 0, "--dry-run goes with --fix");
 	if (o.root && !*o.root)

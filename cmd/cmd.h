@@ -78,10 +78,25 @@ int fail_file(int code, const char *path, int err, const char *fmt, ...) __attri
 void message_start(const char *object);
 /* A warning in fail()'s form, not printed with -q. */
 void warnx_obj(const char *object, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A value an option cannot take: "integrityctl: COMMAND: --OPTION 'VALUE':
+ * WHAT" (WHAT says what the option takes), EXIT_USAGE.  Every option's
+ * refusal has this form, whichever command takes the option. */
+int bad_option(const char *option, const char *value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A time option (--at, --since): ISO 8601 or @EPOCH, from 1970 to 9999, as
+ * integrity_time_parse() reads it; 0, or EXIT_USAGE with the message. */
+int time_option(const char *option, const char *value, int64_t *usec);
+/* VALUE as one of CHOICES (NULL-terminated), compared without regard to
+ * case: its index, or -1 with bad_option()'s "use A, B or C" printed. */
+int option_choice(const char *option, const char *value, const char *const *choices);
 /* -o or --output-all given to a command that prints no columns: the usage
  * error, naming the option and why. */
 int refuse_columns(const char *why);
-/* A missing or extra argument: "usage: integrityctl COMMAND USAGE", EXIT_USAGE. */
+/* Two options that cannot go together: "A and B: choose one", with why
+ * after it where it helps (NULL: none), EXIT_USAGE. */
+int conflicting_options(const char *a, const char *b, const char *why);
+/* A missing or extra argument: "usage: integrityctl COMMAND USAGE" and the
+ * help to read, as after an unknown option; EXIT_USAGE. */
 int usage_error(const char *usage);
 /* The output file of a command that writes one is -O/--output-file; OLD,
  * its former spelling, still works for one release with a warning (even
@@ -144,6 +159,12 @@ static inline const char *format_size(uint64_t bytes, char *buf, size_t len)
 {
 	return integrity_size_string(bytes, buf, len);
 }
+
+/* A point in time as the text output shows every one, in UTC:
+ * "2025-03-01T12:00:00Z", with the microseconds where fraction is true
+ * ("...:00.123456Z").  usec is microseconds since the epoch.  buf, or NULL
+ * when the time cannot be shown. */
+const char *format_time(int64_t usec, bool fraction, char *buf, size_t len);
 
 /* Options that describe protection information (pi_options.c), shared by
  * pi and scrub. */

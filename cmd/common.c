@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <libsmartcols.h>
 
@@ -104,11 +106,47 @@ int output_file_option(const char *old, char **value, char *old_value)
 	if (!old_value)
 		return 0;
 	if (*value)
-		return fail(EXIT_USAGE, NULL, 0, "%s and -O/--output-file: choose one", old);
+		return conflicting_options(old, "-O/--output-file", NULL);
 	message_start(NULL);
 	fprintf(stderr, "%s FILE is deprecated and goes away in the next release: "
 		"write -O FILE (--output-file)\n", old);
 	*value = old_value;
+	return 0;
+}
+
+int bad_option(const char *option, const char *value, const char *fmt, ...)
+{
+	_cleanup_free_ char *object = NULL;
+	va_list ap;
+
+	if (asprintf(&object, "%s '%s'", option, value) < 0)
+		object = NULL;
+	va_start(ap, fmt);
+	vfail(EXIT_USAGE, object ? object : option, 0, NULL, fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int option_choice(const char *option, const char *value, const char *const *choices)
+{
+	char list[256] = "";
+	size_t n = 0, len = 0;
+
+	for (; choices[n]; n++)
+		if (strcasecmp(value, choices[n]) == 0)
+			return (int)n;
+	for (size_t i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i == 0 ? "" : i + 1 == n ? " or " : ", ", choices[i]);
+	bad_option(option, value, "use %s", list);
+	return -1;
+}
+
+int time_option(const char *option, const char *value, int64_t *usec)
+{
+	if (integrity_time_parse(value, usec) < 0)
+		return bad_option(option, value, "not a time from 1970 to 9999: use ISO 8601 "
+				  "(2025-03-01T12:00:00Z) or @EPOCH");
 	return 0;
 }
 
@@ -240,12 +278,12 @@ int parse_options(poptContext *ctxp, const char *name, int argc, const char **ar
 	if (gopt.output && gopt.output_all) {
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return fail(EXIT_USAGE, NULL, 0, "-o/--output and --output-all: choose one");
+		return conflicting_options("-o/--output", "--output-all", NULL);
 	}
 	if (gopt.json && gopt.raw) {
 		poptFreeContext(ctx);
 		*ctxp = NULL;
-		return fail(EXIT_USAGE, NULL, 0, "-J/--json and -r/--raw: choose one");
+		return conflicting_options("-J/--json", "-r/--raw", NULL);
 	}
 	*ctxp = ctx;
 	return 0;
@@ -395,15 +433,35 @@ int range_option(const char *spec, uint32_t block_size, uint64_t *start, uint64_
 	int r = parse_block_range(spec, block_size, start, len);
 
 	if (r == -EDOM)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': byte values must be multiples of the "
-			    "%u-byte block", spec, block_size);
+		return bad_option("--range", spec, "byte values must be multiples of the %u-byte block",
+				  block_size);
 	if (r == -ERANGE)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': LEN must be at least one block "
-			    "(leave it empty for \"to the end\")", spec);
+		return bad_option("--range", spec, "LEN must be at least one block "
+				  "(leave it empty for \"to the end\")");
 	if (r < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--range '%s': START:LEN in blocks, or in bytes "
-			    "with K/M/G, multiples of the %u-byte block", spec, block_size);
+		return bad_option("--range", spec, "START:LEN in blocks, or in bytes with K/M/G, "
+				  "multiples of the %u-byte block", block_size);
 	return 0;
+}
+
+const char *format_time(int64_t usec, bool fraction, char *buf, size_t len)
+{
+	int64_t sec = usec / 1000000, frac = usec % 1000000;
+	char s[32];
+	struct tm tm;
+
+	if (frac < 0) {
+		sec--;
+		frac += 1000000;
+	}
+	time_t t = (time_t)sec;
+	if (!gmtime_r(&t, &tm) || !strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm))
+		return NULL;
+	if (fraction)
+		snprintf(buf, len, "%s.%06" PRId64 "Z", s, frac);
+	else
+		snprintf(buf, len, "%sZ", s);
+	return buf;
 }
 
 int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
@@ -419,7 +477,14 @@ int line_printf(struct libscols_line *ln, size_t column, const char *fmt, ...)
 
 int usage_error(const char *usage)
 {
-	return fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+	fail(EXIT_USAGE, NULL, 0, "usage: integrityctl %s %s", command_name, usage);
+	fprintf(stderr, "Try 'integrityctl %s --help'.\n", command_name);
+	return EXIT_USAGE;
+}
+
+int conflicting_options(const char *a, const char *b, const char *why)
+{
+	return fail(EXIT_USAGE, NULL, 0, "%s and %s: choose one%s%s", a, b, why ? ": " : "", why ? why : "");
 }
 
 int refuse_columns(const char *why)

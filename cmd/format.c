@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -47,42 +46,37 @@ static const size_t default_columns[] = {
 
 static int parse_request(struct integrity_format_request *req)
 {
+	static const char *const pi_types[] = { "0", "1", "2", "3", NULL };
+	static const char *const guards[] = { "crc16", "crc32c", "crc64", NULL };
+	static const enum integrity_guard guard_values[] = {
+		INTEGRITY_GUARD_CRC16, INTEGRITY_GUARD_CRC32C, INTEGRITY_GUARD_CRC64,
+	};
+	static const char *const positions[] = { "first", "last", NULL };
 	uint64_t v;
+	int i;
 
 	memset(req, 0, sizeof(*req));
 	if (!o.pi_type)
 		return fail(EXIT_USAGE, NULL, 0, "--pi-type is required (0 turns protection off)");
-	if (strlen(o.pi_type) != 1 || o.pi_type[0] < '0' || o.pi_type[0] > '3')
-		return fail(EXIT_USAGE, NULL, 0, "--pi-type %s: want 0, 1, 2 or 3", o.pi_type);
-	req->pi_type = (unsigned)(o.pi_type[0] - '0');
+	if ((i = option_choice("--pi-type", o.pi_type, pi_types)) < 0)
+		return EXIT_USAGE;
+	req->pi_type = (unsigned)i;
 	if (o.guard) {
-		static const struct {
-			const char *name;
-			enum integrity_guard guard;
-		} guards[] = {
-			{ "crc16", INTEGRITY_GUARD_CRC16 },
-			{ "crc32c", INTEGRITY_GUARD_CRC32C },
-			{ "crc64", INTEGRITY_GUARD_CRC64 },
-		};
-		for (size_t i = 0; i < ARRAY_SIZE(guards); i++)
-			if (strcasecmp(o.guard, guards[i].name) == 0)
-				req->guard = guards[i].guard;
-		if (req->guard == INTEGRITY_GUARD_NONE)
-			return fail(EXIT_USAGE, NULL, 0, "--guard %s: want crc16, crc32c or crc64", o.guard);
+		if ((i = option_choice("--guard", o.guard, guards)) < 0)
+			return EXIT_USAGE;
+		req->guard = guard_values[i];
 	}
 	if (o.block_size) {
-		if (parse_size(o.block_size, &v) < 0 || v > UINT32_MAX)
-			return fail(EXIT_USAGE, NULL, 0, "--block-size %s: want a number of bytes, 512 or 4096",
-				    o.block_size);
+		/* 0 is the library's "the current size": not a size to ask for. */
+		if (parse_size(o.block_size, &v) < 0 || !v || v > UINT32_MAX)
+			return bad_option("--block-size", o.block_size,
+					  "a block size in bytes, a power of two from 512 (512, 4096 or 4K)");
 		req->block_size = (uint32_t)v;
 	}
 	if (o.position) {
-		if (strcasecmp(o.position, "first") == 0)
-			req->pi_position = INTEGRITY_FORMAT_PI_FIRST;
-		else if (strcasecmp(o.position, "last") == 0)
-			req->pi_position = INTEGRITY_FORMAT_PI_LAST;
-		else
-			return fail(EXIT_USAGE, NULL, 0, "--pi-position %s: want first or last", o.position);
+		if ((i = option_choice("--pi-position", o.position, positions)) < 0)
+			return EXIT_USAGE;
+		req->pi_position = i == 0 ? INTEGRITY_FORMAT_PI_FIRST : INTEGRITY_FORMAT_PI_LAST;
 	}
 	return 0;
 }
@@ -320,7 +314,8 @@ static void on_progress(void *data, const struct integrity_format_progress *p)
 }
 
 /* The device as `status` shows it now. */
-static void status_row(struct integrity_context *ctx, const char *name, struct json *j)
+static void status_row(struct integrity_context *ctx, const char *name, const struct column_set *set,
+		       struct json *j)
 {
 	_cleanup_(integrity_device_freep) struct integrity_device *dev = NULL;
 	struct integrity_kernel_state st;
@@ -355,24 +350,20 @@ static void status_row(struct integrity_context *ctx, const char *name, struct j
 		json_object_end(j);
 		return;
 	}
-	struct column_set set;
-	if (columns_select(&set, columns, ARRAY_SIZE(columns), default_columns, ARRAY_SIZE(default_columns),
-			   gopt.output) != 0)
-		return;
-	struct libscols_table *tb = columns_new_table(&set, "blockdevices");
+	struct libscols_table *tb = columns_new_table(set, "blockdevices");
 	struct libscols_line *ln = tb ? scols_table_new_line(tb, NULL) : NULL;
 	if (ln) {
-		columns_set(&set, ln, COL_NAME, "%s", integrity_device_name(dev));
-		columns_set(&set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
-		columns_set(&set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
+		columns_set(set, ln, COL_NAME, "%s", integrity_device_name(dev));
+		columns_set(set, ln, COL_MAJMIN, "%u:%u", integrity_device_major(dev), integrity_device_minor(dev));
+		columns_set(set, ln, COL_SIZE, "%s", format_size(integrity_device_size(dev), size, sizeof(size)));
 		if (format)
-			columns_set(&set, ln, COL_PROFILE, "%s", format);
+			columns_set(set, ln, COL_PROFILE, "%s", format);
 		if (profile) {
-			columns_set(&set, ln, COL_INTERVAL, "%u", st.interval);
-			columns_set(&set, ln, COL_TAGSIZE, "%u", st.tag_size);
+			columns_set(set, ln, COL_INTERVAL, "%u", st.interval);
+			columns_set(set, ln, COL_TAGSIZE, "%u", st.tag_size);
 		}
 		if (type >= 0)
-			columns_set(&set, ln, COL_PI_TYPE, "%d", type);
+			columns_set(set, ln, COL_PI_TYPE, "%d", type);
 		scols_print_table(tb);
 	}
 	scols_unref_table(tb);
@@ -413,6 +404,12 @@ int cmd_format(int argc, const char **argv)
 	}
 	const char *name = args[0];
 	if ((r = parse_request(&req)) != 0)
+		return r;
+	/* The columns of the row printed afterwards: a bad -o is refused
+	 * before anything is written, never after the format. */
+	struct column_set set;
+	if ((r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns, ARRAY_SIZE(default_columns),
+				gopt.output)) != 0)
 		return r;
 
 	if ((r = open_device(name, &ctx, &dev)) != 0)
@@ -474,10 +471,10 @@ int cmd_format(int argc, const char **argv)
 			json_layout(&j, "result", res, integrity_format_plan_nvme(plan) != NULL);
 		json_string(&j, "error", r < 0 ? why : NULL);
 		if (res)
-			status_row(ctx, name, &j);
+			status_row(ctx, name, &set, &j);
 		json_close(&j);
 	} else if (res && !gopt.quiet) {
-		status_row(ctx, name, NULL);
+		status_row(ctx, name, &set, NULL);
 	}
 	return ret;
 }

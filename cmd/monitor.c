@@ -506,8 +506,10 @@ static void log_event(FILE *log, const struct integrity_monitor_event *s)
 	_cleanup_free_ char *dev = printable_name(s->device, false, true);
 	_cleanup_free_ char *path = w && w->path ? printable_name(w->path, false, true) : NULL;
 
-	/* 0: the time is not known (a clock before 1970). */
-	fprintf(log, "%.0f\t%s %s", s->time > 0 ? s->time : 0, integrity_event_kind_name(s->record.kind),
+	/* 0: the time is not known (a clock before 1970).  Whole seconds as
+	 * the JSON's "time" has them (cut, not rounded). */
+	fprintf(log, "%" PRIu64 "\t%s %s", s->time > 0 ? (uint64_t)s->time : 0,
+		integrity_event_kind_name(s->record.kind),
 		dev ? dev : "?");
 	if (in && in->count)
 		fprintf(log, " LBA %" PRIu64, in->lba);
@@ -650,16 +652,13 @@ static int save_events(const char *dir, const char *add, size_t len)
 	return r;
 }
 
+/* When an event was logged, in UTC as every time the text output shows. */
 static void print_stamp(uint64_t when)
 {
 	char stamp[32];
-	time_t tt = (time_t)when;
-	struct tm tm;
 
-	if (!when)
-		snprintf(stamp, sizeof(stamp), "%-24s", "(time unknown)");
-	else
-		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S%z", localtime_r(&tt, &tm));
+	if (!when || when > INT64_MAX / 1000000 || !format_time((int64_t)when * 1000000, false, stamp, sizeof(stamp)))
+		snprintf(stamp, sizeof(stamp), "%-20s", "(time unknown)");
 	printf("%s ", stamp);
 }
 
@@ -843,13 +842,13 @@ int cmd_monitor(int argc, const char **argv)
 		return refuse_columns("events have no columns to choose");
 	const char **args = poptGetArgs(pc);
 	if (args && args[0])
-		return fail(EXIT_USAGE, NULL, 0, "no arguments are taken ('%s'); see --help", args[0]);
+		return usage_error("[OPTIONS]");
 	if (o.no_state && o.state_dir)
-		return fail(EXIT_USAGE, NULL, 0, "--no-state and --state-dir: choose one");
+		return conflicting_options("--no-state", "--state-dir", NULL);
 	if (o.repair && o.no_rescrub)
 		return fail(EXIT_USAGE, NULL, 0, "--repair and --no-rescrub: a repair needs the scrub's bad blocks");
 	if (o.around && (parse_u64(o.around, &around) < 0 || around > (1u << 20)))
-		return fail(EXIT_USAGE, o.around, 0, "--around: a number of blocks, at most 1048576");
+		return bad_option("--around", o.around, "a number of blocks, at most 1048576");
 	if (o.metrics_dir && !*o.metrics_dir)
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
 	if (o.runtime_dir && (!o.start_unit || !*o.runtime_dir))
@@ -861,11 +860,10 @@ int cmd_monitor(int argc, const char **argv)
 		return fail(EXIT_USAGE, NULL, 0, "--since goes with --list");
 	if (o.journal_dir && !o.list)
 		return fail(EXIT_USAGE, NULL, 0, "--journal-dir goes with --list");
-	if (o.since && integrity_time_parse(o.since, &since) < 0)
-		return fail(EXIT_USAGE, o.since, 0, "--since: not a time from 1970 to 9999: use ISO 8601 "
-			    "(2025-03-01T12:00:00Z) or @EPOCH");
+	if (o.since && time_option("--since", o.since, &since))
+		return EXIT_USAGE;
 	if (o.list && o.no_state)
-		return fail(EXIT_USAGE, NULL, 0, "--list reads the state directory: it does not go with --no-state");
+		return conflicting_options("--list", "--no-state", "--list reads the state directory");
 	if (o.list)
 		return list_events(o.state_dir ? o.state_dir : DEFAULT_STATE_DIR, since);
 	if (getenv("INVOCATION_ID"))

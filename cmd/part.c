@@ -32,7 +32,8 @@ static const struct column_def columns[] = {
 	[COL_UUID] = { "UUID", 36, 0, SCOLS_JSON_STRING, "partition UUID (PARTUUID)" },
 	[COL_KNAME] = { "KNAME", 6, 0, SCOLS_JSON_STRING, "the kernel's name of the partition" },
 	[COL_MAJMIN] = { "MAJ:MIN", 7, 0, SCOLS_JSON_STRING, "major:minor device number" },
-	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN,
+	/* Optional: a partition the kernel does not have has no number (null). */
+	[COL_EXT] = { "EXT", 1, SCOLS_FL_RIGHT, SCOLS_JSON_BOOLEAN_OPTIONAL,
 		      "number outside the disk's own range (extended, major 259)" },
 	[COL_KERNEL] = { "KERNEL", 7, 0, SCOLS_JSON_STRING,
 			 "the kernel's view matches the table: yes, missing, differs, extra" },
@@ -146,7 +147,10 @@ static void row_from_entry(struct row *r, const struct integrity_part_entry *e)
 		.major = e->major,
 		.minor = e->minor,
 		.ext = e->extended_devt,
-		.kernel = integrity_part_kernel_state_name(e->kernel),
+		/* "-" where there is no kernel to compare with (an image): null in JSON. */
+		.kernel = gopt.json && e->kernel == INTEGRITY_PART_KERNEL_UNKNOWN
+				  ? NULL
+				  : integrity_part_kernel_state_name(e->kernel),
 	};
 	/* A partition only the kernel has still shows where it is. */
 	r->has_table = e->in_table || e->in_kernel;
@@ -496,26 +500,29 @@ static int part_create(int argc, const char **argv)
 		.label = o.label, .type = o.type, .name_prefix = o.name_prefix,
 	};
 	if (o.script && (o.count || o.size || o.type || o.name_prefix)) {
-		fail(EXIT_USAGE, dev, 0, "--script and --count/--size/--type/--name-prefix exclude each other");
+		conflicting_options("--script", "--count/--size/--type/--name-prefix", NULL);
 		goto out;
 	}
 	if (!o.script && (!o.count || !o.size)) {
 		fail(EXIT_USAGE, dev, 0, "give --count and --size, or --script");
 		goto out;
 	}
-	if (o.label && strcmp(o.label, "gpt") != 0 && strcmp(o.label, "dos") != 0) {
-		fail(EXIT_USAGE, dev, 0, "--label '%s': use gpt or dos", o.label);
-		goto out;
+	if (o.label) {
+		static const char *const labels[] = { "gpt", "dos", NULL };
+		int i = option_choice("--label", o.label, labels);
+		if (i < 0)
+			goto out;
+		spec.label = labels[i];
 	}
 	if (o.count) {
 		uint64_t v;
 		if (parse_u64(o.count, &v) < 0 || v > UINT32_MAX) {
-			fail(EXIT_USAGE, dev, 0, "--count '%s': not a number", o.count);
+			bad_option("--count", o.count, "not a number of partitions (1 to 255)");
 			goto out;
 		}
 		spec.count = (unsigned)v;
 		if (parse_size(o.size, &spec.size) < 0) {
-			fail(EXIT_USAGE, dev, 0, "--size '%s': not a size (e.g. 64M, 1G)", o.size);
+			bad_option("--size", o.size, "not a size (64M, 1.5G: bytes, with K, M, G or T)");
 			goto out;
 		}
 	}

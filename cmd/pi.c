@@ -185,6 +185,9 @@ static int pi_generate(int argc, const char **argv)
 	r = output_file_option("-o/--output", &o.out, o.out_old);
 	if (r)
 		return r;
+	/* -o is the former spelling of -O here; --output-all is no FILE. */
+	if (gopt.output_all)
+		return refuse_columns("it writes a file, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || (!o.out == !pi_opts.pi_file)) {
 		return usage_error(generate_usage);
@@ -407,14 +410,18 @@ static int pi_inject(int argc, const char **argv)
 			  "--block N --tag guard|app|ref|data FILE [--pi-file PI]");
 	if (r)
 		return r;
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("it prints no columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1] || !o.block || !o.tag) {
 		return usage_error("--block N --tag guard|app|ref|data FILE [--pi-file PI]");
 	}
 	if (parse_u64(o.block, &block) < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--block '%s': not a number", o.block);
-	if (integrity_tag_from_name(o.tag, &tag) < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--tag '%s': use guard, app, ref or data", o.tag);
+		return bad_option("--block", o.block, "not a block number (from 0)");
+	static const char *const tags[] = { "guard", "app", "ref", "data", NULL };
+	int t = option_choice("--tag", o.tag, tags);
+	if (t < 0 || integrity_tag_from_name(tags[t], &tag) < 0)
+		return EXIT_USAGE;
 	r = open_protected(&job, args[0], O_RDWR);
 	if (r)
 		return r;

@@ -44,9 +44,8 @@ static int parse_app_tag(struct integrity_pi_params *p)
 		  (!slash || (parse_u64_hex(slash + 1, &mask) == 0 && mask <= 0xFFFF));
 	free(tag_s);
 	if (!ok)
-		return fail(EXIT_USAGE, NULL, 0,
-			    "--app-tag '%s': use V or V/MASK, each from 0 to 65535 (or 0xFFFF)",
-			    pi_opts.app_tag);
+		return bad_option("--app-tag", pi_opts.app_tag,
+				  "use V or V/MASK, each from 0 to 65535 (or 0xFFFF)");
 	p->app_tag = (uint16_t)tag;
 	p->app_mask = (uint16_t)mask;
 	return 0;
@@ -76,31 +75,27 @@ int pi_options_parse(struct integrity_pi_params *p, const char *default_profile)
 	p->interval = 512;
 	if (pi_opts.interval) {
 		if (parse_size(pi_opts.interval, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1)))
-			return fail(EXIT_USAGE, NULL, 0,
-				    "--interval '%s': must be a power of two from 512 to 1M",
-				    pi_opts.interval);
+			return bad_option("--interval", pi_opts.interval,
+					  "must be a power of two from 512 to 1M");
 		p->interval = (uint32_t)v;
 	}
 	if (pi_opts.metadata_size) {
 		unsigned tuple = integrity_profile_tuple_size(p->profile);
-		if (parse_u64(pi_opts.metadata_size, &v) < 0 || v < tuple || v > p->interval)
-			return fail(EXIT_USAGE, NULL, 0,
-				    "--metadata-size '%s': must be from %u (the %s tuple) to the interval",
-				    pi_opts.metadata_size, tuple, integrity_profile_name(p->profile));
+		if (parse_size(pi_opts.metadata_size, &v) < 0 || v < tuple || v > p->interval)
+			return bad_option("--metadata-size", pi_opts.metadata_size,
+					  "must be from %u (the %s tuple) to the interval", tuple,
+					  integrity_profile_name(p->profile));
 		p->metadata_size = (uint32_t)v;
 	}
 	if (pi_opts.position) {
-		if (strcmp(pi_opts.position, "first") == 0)
-			p->pi_position = INTEGRITY_PI_FIRST;
-		else if (strcmp(pi_opts.position, "last") == 0)
-			p->pi_position = INTEGRITY_PI_LAST;
-		else
-			return fail(EXIT_USAGE, NULL, 0, "--pi-position '%s': use first or last",
-				    pi_opts.position);
+		static const char *const positions[] = { "first", "last", NULL };
+		int i = option_choice("--pi-position", pi_opts.position, positions);
+		if (i < 0)
+			return EXIT_USAGE;
+		p->pi_position = i == 0 ? INTEGRITY_PI_FIRST : INTEGRITY_PI_LAST;
 	}
 	if (pi_opts.seed && parse_u64_hex(pi_opts.seed, &p->seed) < 0)
-		return fail(EXIT_USAGE, NULL, 0, "--seed '%s': not a number (decimal, or hex with 0x)",
-			    pi_opts.seed);
+		return bad_option("--seed", pi_opts.seed, "not a number (decimal, or hex with 0x)");
 	int r = parse_app_tag(p);
 	if (r)
 		return r;

@@ -116,17 +116,6 @@ static void set_cell(const struct column_set *set, struct libscols_line *ln, siz
 	scols_line_refer_data(ln, (size_t)pos, p);
 }
 
-static void format_time(int64_t usec, char *buf, size_t len)
-{
-	time_t sec = (time_t)(usec / 1000000);
-	struct tm tm;
-	char s[32];
-
-	gmtime_r(&sec, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%06ldZ", s, (long)(usec % 1000000));
-}
-
 static int add_row(struct integrity_context *ctx, const struct column_set *set, struct libscols_table *tb,
 		   const char *key, const struct integrity_resolve *res)
 {
@@ -156,8 +145,8 @@ static int add_row(struct integrity_context *ctx, const struct column_set *set, 
 		int64_t usec = integrity_resolve_time(res);
 		if (gopt.json)
 			snprintf(t, sizeof(t), "%" PRId64 ".%06" PRId64, usec / 1000000, usec % 1000000);
-		else
-			format_time(usec, t, sizeof(t));
+		else if (!format_time(usec, true, t, sizeof(t)))
+			t[0] = '\0';
 		set_cell(set, ln, COL_TIME, t);
 		set_cell(set, ln, COL_BOOT, integrity_resolve_boot_id(res));
 		set_cell(set, ln, COL_ACTION, integrity_resolve_action(res));
@@ -274,9 +263,9 @@ static int resolve_lbas(const char **args)
 	while (args[n + 1])
 		n++;
 	if (!n)
-		return fail(EXIT_USAGE, NULL, 0, "--lba: usage: integrityctl resolve --lba DEVICE LBA...");
+		return usage_error("--lba DEVICE LBA...");
 	if (o.block_size && (parse_size(o.block_size, &v) < 0 || v < 512 || v > (1u << 20) || (v & (v - 1))))
-		return fail(EXIT_USAGE, NULL, 0, "--block-size '%s': a power of two from 512 to 1M", o.block_size);
+		return bad_option("--block-size", o.block_size, "a power of two from 512 to 1M");
 	r = integrity_context_new(&ctx, gopt.sysfs_root);
 	if (r < 0)
 		return fail(EXIT_FAIL, NULL, r, "cannot set up");
@@ -341,6 +330,15 @@ static void usage(poptContext pc)
 	       "BOOT: 0 this boot, -1 the one before, ..., or a boot id.\n");
 }
 
+/* The history lookup refuses a bad key and a bad --boot alike (-EINVAL): the
+ * boot is at fault when the key is taken with this boot instead. */
+static bool boot_at_fault(const struct integrity_history *hist, const char *key, int64_t at)
+{
+	_cleanup_(integrity_resolve_freep) struct integrity_resolve *res = NULL;
+
+	return integrity_history_lookup(hist, key, "0", at, &res) != -EINVAL;
+}
+
 int cmd_resolve(int argc, const char **argv)
 {
 	struct poptOption table[] = {
@@ -368,7 +366,7 @@ int cmd_resolve(int argc, const char **argv)
 	_cleanup_popt_ poptContext pc = NULL;
 	int r, ret = EXIT_CLEAN;
 
-	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY...");
+	r = parse_options(&pc, "integrityctl resolve", argc, argv, table, "KEY... | --lba DEVICE LBA...");
 	if (r)
 		return r;
 	if (o.help) {
@@ -377,18 +375,18 @@ int cmd_resolve(int argc, const char **argv)
 	}
 	const char **keys = poptGetArgs(pc);
 	if (!keys || !keys[0])
-		return fail(EXIT_USAGE, NULL, 0, "no KEY given (see --help)");
+		return usage_error("KEY... | --lba DEVICE LBA...");
 	if (o.lba && (o.at || o.boot))
-		return fail(EXIT_USAGE, NULL, 0, "--lba reads what the device holds now; %s answers from the "
-			    "history: use one or the other", o.at ? "--at" : "--boot");
+		return conflicting_options("--lba", o.at ? "--at" : "--boot",
+					   o.at ? "--lba reads what the device holds now, --at answers from the history"
+						: "--lba reads what the device holds now, --boot answers from the history");
 	if (o.block_size && !o.lba)
 		return fail(EXIT_USAGE, NULL, 0, "--block-size goes with --lba");
 	if (o.lba)
 		return resolve_lbas(keys);
 	bool past = o.at || o.boot;
-	if (o.at && (r = integrity_time_parse(o.at, &at)) < 0)
-		return fail(EXIT_USAGE, o.at, 0, "--at: not a time from 1970 to 9999: use ISO 8601 "
-			    "(2025-03-01T12:00:00Z) or @EPOCH");
+	if (o.at && time_option("--at", o.at, &at))
+		return EXIT_USAGE;
 
 	size_t defaults_n;
 	const size_t *defaults;
@@ -445,6 +443,11 @@ int cmd_resolve(int argc, const char **argv)
 		else
 			r = integrity_resolve_key(ctx, keys[i], o.no_udev ? INTEGRITY_RESOLVE_NO_UDEV : 0, &res);
 		int code = 0;
+		if (r == -EINVAL && o.boot && boot_at_fault(hist, keys[i], at)) {
+			ret = bad_option("--boot", o.boot, "0 (this boot), -N (N boots before it), N (the "
+					 "N-th in the history) or a boot id");
+			break;
+		}
 		if (r == -EINVAL)
 			code = fail(EXIT_USAGE, obj, 0,
 				    "not a key: MAJ:MIN, a name or path, a /dev/disk/by-* name, or "

@@ -84,10 +84,8 @@ static int show_status(const char *state_dir, const char *target)
 			break;
 		uint64_t span = st->progress.end - st->progress.start;
 		char el[32], when[32];
-		time_t upd = (time_t)st->updated;
-		struct tm tm;
-		if (!st->updated || !gmtime_r(&upd, &tm) ||
-		    !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		if (!st->updated || st->updated > INT64_MAX / 1000000 ||
+		    !format_time((int64_t)st->updated * 1000000, false, when, sizeof(when)))
 			snprintf(when, sizeof(when), "-");
 		columns_set(&set, ln, COL_TARGET, "%s", st->target);
 		columns_set(&set, ln, COL_IDENTITY, "%s", st->identity);
@@ -220,7 +218,7 @@ int cmd_scrub(int argc, const char **argv)
 	const char *state_dir = o.state_dir ? o.state_dir : DEFAULT_STATE_DIR;
 	if (o.status && o.all) {
 		poptFreeContext(pc);
-		return fail(EXIT_USAGE, NULL, 0, "--status and --all: choose one");
+		return conflicting_options("--status", "--all", NULL);
 	}
 	if ((gopt.output || gopt.output_all) && !o.status) {
 		poptFreeContext(pc);
@@ -233,56 +231,55 @@ int cmd_scrub(int argc, const char **argv)
 	}
 	if (!o.all && (!args || !args[0])) {
 		poptFreeContext(pc);
-		return usage_error("[OPTIONS] TARGET... | --all | --status [TARGET]");
+		return usage_error("TARGET... | --all | --status [TARGET]");
 	}
 
 	ret = EXIT_USAGE;
-	if (o.method && integrity_scrub_method_from_name(o.method, &params.method) < 0) {
-		fail(EXIT_USAGE, NULL, 0, "--method '%s': use auto, device, host or kernel", o.method);
-		goto out;
+	if (o.method) {
+		static const char *const methods[] = { "auto", "device", "host", "kernel", NULL };
+		int i = option_choice("--method", o.method, methods);
+		if (i < 0 || integrity_scrub_method_from_name(methods[i], &params.method) < 0)
+			goto out;
 	}
 	if (pi_options_parse(&params.pi, NULL))
 		goto out;
 	params.pi_file = pi_opts.pi_file;
-	if (o.layout && strcmp(o.layout, "dif") != 0 && strcmp(o.layout, "dix") != 0) {
-		fail(EXIT_USAGE, NULL, 0, "--layout '%s': use dif or dix", o.layout);
+	static const char *const layouts[] = { "dif", "dix", NULL };
+	int layout = o.layout ? option_choice("--layout", o.layout, layouts) : -1;
+	if (o.layout && layout < 0)
 		goto out;
-	}
-	if (o.layout && (strcmp(o.layout, "dix") == 0) != (pi_opts.pi_file != NULL)) {
+	if (o.layout && (layout == 1) != (pi_opts.pi_file != NULL)) {
 		fail(EXIT_USAGE, NULL, 0, "--layout dix goes with --pi-file, dif without it");
 		goto out;
 	}
 	if (o.io_engine) {
-		if (strcmp(o.io_engine, "auto") == 0)
-			params.io_engine = INTEGRITY_SCRUB_IO_AUTO;
-		else if (strcmp(o.io_engine, "pread") == 0)
-			params.io_engine = INTEGRITY_SCRUB_IO_PREAD;
-		else if (strcmp(o.io_engine, "uring") == 0)
-			params.io_engine = INTEGRITY_SCRUB_IO_URING;
-		else {
-			fail(EXIT_USAGE, NULL, 0, "--io-engine '%s': use auto, pread or uring", o.io_engine);
+		static const char *const engines[] = { "auto", "pread", "uring", NULL };
+		static const enum integrity_scrub_io_engine engine_values[] = {
+			INTEGRITY_SCRUB_IO_AUTO, INTEGRITY_SCRUB_IO_PREAD, INTEGRITY_SCRUB_IO_URING,
+		};
+		int i = option_choice("--io-engine", o.io_engine, engines);
+		if (i < 0)
 			goto out;
-		}
+		params.io_engine = engine_values[i];
 	}
 	params.wait = o.wait;
 	if (o.rate) {
 		if (parse_size(o.rate, &v) < 0 || !v) {
-			fail(EXIT_USAGE, NULL, 0, "--rate '%s': bytes per second, e.g. 50M", o.rate);
+			bad_option("--rate", o.rate, "bytes per second, e.g. 50M");
 			goto out;
 		}
 		rate = v;
 	}
 	if (o.rate_per_device) {
 		if (parse_size(o.rate_per_device, &v) < 0 || !v) {
-			fail(EXIT_USAGE, NULL, 0, "--rate-per-device '%s': bytes per second, e.g. 50M",
-			     o.rate_per_device);
+			bad_option("--rate-per-device", o.rate_per_device, "bytes per second, e.g. 50M");
 			goto out;
 		}
 		params.rate = v;
 	}
 	if (o.jobs) {
 		if (parse_u64(o.jobs, &v) < 0 || !v || v > 65536) {
-			fail(EXIT_USAGE, NULL, 0, "--jobs '%s': a number of targets, 1 or more", o.jobs);
+			bad_option("--jobs", o.jobs, "a number of targets, 1 or more");
 			goto out;
 		}
 		jobs = (unsigned)v;
@@ -295,14 +292,14 @@ int cmd_scrub(int argc, const char **argv)
 	}
 	if (o.io_size) {
 		if (parse_size(o.io_size, &v) < 0 || v < 4096 || v > (64u << 20)) {
-			fail(EXIT_USAGE, NULL, 0, "--io-size '%s': from 4K to 64M", o.io_size);
+			bad_option("--io-size", o.io_size, "from 4K to 64M");
 			goto out;
 		}
 		params.io_size = (uint32_t)v;
 	}
 	if (o.queue_depth) {
 		if (parse_u64(o.queue_depth, &v) < 0 || !v || v > 64) {
-			fail(EXIT_USAGE, NULL, 0, "--queue-depth '%s': from 1 to 64", o.queue_depth);
+			bad_option("--queue-depth", o.queue_depth, "from 1 to 64");
 			goto out;
 		}
 		params.queue_depth = (unsigned)v;
@@ -311,22 +308,20 @@ int cmd_scrub(int argc, const char **argv)
 		params.verify_threads = INTEGRITY_SCRUB_VERIFY_THREADS_AUTO;
 	} else if (o.verify_threads) {
 		if (parse_u64(o.verify_threads, &v) < 0 || !v || v > 16) {
-			fail(EXIT_USAGE, NULL, 0, "--verify-threads '%s': auto, or from 1 to 16", o.verify_threads);
+			bad_option("--verify-threads", o.verify_threads, "auto, or from 1 to 16");
 			goto out;
 		}
 		params.verify_threads = (unsigned)v;
 	}
 	if (o.duration && (parse_duration(o.duration, &params.duration) < 0 || params.duration <= 0)) {
-		fail(EXIT_USAGE, NULL, 0, "--duration '%s': like 90s, 30m, 6h or 1d", o.duration);
+		bad_option("--duration", o.duration, "like 90s, 30m, 6h or 1d");
 		goto out;
 	}
-	const char *progress_mode = o.progress ? o.progress : "auto";
-	if (strcmp(progress_mode, "auto") && strcmp(progress_mode, "always") && strcmp(progress_mode, "never")) {
-		fail(EXIT_USAGE, NULL, 0, "--progress '%s': use auto, always or never", progress_mode);
+	static const char *const progress_modes[] = { "auto", "always", "never", NULL };
+	int progress_mode = o.progress ? option_choice("--progress", o.progress, progress_modes) : 0;
+	if (progress_mode < 0)
 		goto out;
-	}
-	bool progress_bar = !gopt.quiet && (strcmp(progress_mode, "always") == 0 ||
-					   (strcmp(progress_mode, "auto") == 0 && isatty(STDERR_FILENO)));
+	bool progress_bar = !gopt.quiet && (progress_mode == 1 || (progress_mode == 0 && isatty(STDERR_FILENO)));
 	if (!o.no_state) {
 		if (mkdir(state_dir, 0755) < 0 && errno != EEXIST) {
 			ret = fail_fix(EXIT_FAIL, state_dir, -errno, "give --state-dir DIR, or --no-state",

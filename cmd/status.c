@@ -346,7 +346,7 @@ int cmd_status(int argc, const char **argv)
 		return EXIT_CLEAN;
 	}
 	if (tree && list)
-		return fail(EXIT_USAGE, NULL, 0, "--tree and --list exclude each other");
+		return conflicting_options("--tree", "--list", NULL);
 	if (metrics_dir && !metrics_dir[0])
 		return fail(EXIT_USAGE, NULL, 0, "--metrics-dir: an empty directory name");
 	if ((metrics_default || metrics_dir) && poptPeekArg(pc))
@@ -354,7 +354,7 @@ int cmd_status(int argc, const char **argv)
 			    poptPeekArg(pc));
 	/* As lsblk: a tree unless raw, whether or not on a terminal. */
 	if (tree && gopt.raw)
-		return fail(EXIT_USAGE, NULL, 0, "--tree and -r/--raw exclude each other: raw output is a list, as lsblk's");
+		return conflicting_options("--tree", "-r/--raw", "raw output is a list, as lsblk's");
 	if (!tree && !list)
 		tree = !gopt.raw;
 	r = columns_select(&set, columns, ARRAY_SIZE(columns), default_columns,

@@ -236,9 +236,11 @@ int cmd_udev_helper(int argc, const char **argv)
 			fputs(site_rules, stdout);
 		return EXIT_CLEAN;
 	}
+	if (gopt.output || gopt.output_all)
+		return refuse_columns("it prints udev properties, not columns");
 	const char **args = poptGetArgs(pc);
 	if (!args || !args[0] || args[1])
-		return fail(EXIT_USAGE, NULL, 0, "one DEVNAME expected (udev's $devnode)");
+		return usage_error("DEVNAME");
 	signal(SIGALRM, deadline_passed);
 	alarm(DEADLINE_SECONDS);
 	const char *devname = args[0];

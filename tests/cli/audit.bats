@@ -116,6 +116,8 @@ d = json.loads(sys.argv[1])
 f = [x for x in d["findings"] if x.get("name") == "/dev/sda3" and x["file"] == "/etc/fstab"][0]
 assert f["kind"] == "unstable_name", f
 assert f["line"] == 3 and f["major"] == 8 and f["minor"] == 3, f
+# The key of a device number in every command; major and minor stay for 0.1 readers.
+assert all(x["maj:min"] == "%d:%d" % (x["major"], x["minor"]) for x in d["findings"] if "device" in x), d
 assert f["recommended"] == "/dev/disk/by-id/wwn-0x5333333000001f40-part3", f
 assert "/dev/disk/by-id/scsi-35333333000001f40-part3" in f["stable-names"], f
 assert f["fixable"] is True

@@ -160,7 +160,7 @@ setup() {
 @test "bash: every option offered is one the command takes; commands without columns are offered no -o" {
 	local cmd
 	options_offered_are_taken bash_complete
-	for cmd in show set audit monitor; do
+	for cmd in show set audit monitor udev-helper; do
 		run bash_complete $cmd --out
 		assert_output ''
 		run bash_complete $cmd -o

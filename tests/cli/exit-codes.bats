@@ -168,13 +168,20 @@ EOF
 	[[ $stderr == *"(the state directory: give --state-dir DIR, or --no-state)"* ]] || fail "$stderr"
 }
 
-@test "a missing argument: exit 2 and a usage line that starts with integrityctl COMMAND" {
-	local c
+@test "a missing or extra argument: exit 2, a usage line that starts with integrityctl COMMAND, the help to read" {
+	local c args
 	for c in show set format scrub "pi generate" "pi verify" "pi inject" "part create" "part delete" "part sync" \
-		"part list"; do
+		"part list" resolve udev-helper "monitor extra" "audit extra" "show a b" "udev-helper a b"; do
 		run --separate-stderr ictl $c
 		[ "$status" -eq 2 ] || fail "$c: exit $status"
-		[[ $stderr == "integrityctl: $c: usage: integrityctl $c "* ]] || fail "$c: $stderr"
+		args=${c% a b}
+		args=${args% extra}
+		[[ ${stderr_lines[0]} == "integrityctl: $args: usage: integrityctl $args "* ]] || fail "$c: $stderr"
+		[ "${stderr_lines[1]}" = "Try 'integrityctl $args --help'." ] || fail "$c: $stderr"
+		[ "${#stderr_lines[@]}" -eq 2 ] || fail "$c: $stderr"
+		# The usage the command's --help starts with.
+		[ "${stderr_lines[0]#"integrityctl: $args: usage: "}" = "$(ictl $args --help | sed -n '1s/^Usage: //p')" ] ||
+			fail "$c: '${stderr_lines[0]}' is not the usage of --help: $(ictl $args --help | head -1)"
 	done
 }
 
@@ -209,4 +216,78 @@ EOF
 	bad=$(grep -v -e '/cmd/common\.c:' -e '/cmd/udev-helper\.c:.*static const char msg\[\] = "integrityctl: udev-helper: ' \
 		<<<"$output" || true)
 	[ -z "$bad" ] || fail "messages that bypass fail()/warnx_obj(): $bad"
+}
+
+@test "a value an option cannot take: one form in every command, --OPTION 'VALUE': what it takes" {
+	truncate -s 8M img
+	echo "2020-01-01T00:00:00Z 1577836800.000000 0123456789abcdef0123456789abcdef add 259:1 nvme0n1p7 3 nvme0n1 7" >history
+	local opt val args line prefix bad=0
+	# The option, its bad value, and the rest of the command line.
+	while IFS=$'\t' read -r opt val args; do
+		[ -n "$opt" ] && [ "${opt#\#}" = "$opt" ] || continue
+		# shellcheck disable=SC2086
+		run --separate-stderr "$INTEGRITYCTL" $args "$opt" "$val"
+		line=${stderr%%$'\n'*}
+		# shellcheck disable=SC2086
+		prefix=$(message_prefix $args)
+		if [ "$status" -ne 2 ] || [[ $line != "$prefix$opt '$val': "?* ]]; then
+			echo "integrityctl $args $opt '$val': exit $status, '$line'; wanted exit 2 and '$prefix$opt '$val': ...'" >&2
+			bad=1
+		fi
+	done <<'TABLE'
+--pi-type	4	format --sysfs-root sys sda --dry-run
+--guard	ip	format --sysfs-root sys sda --pi-type 1 --dry-run
+--pi-position	middle	format --sysfs-root sys sda --pi-type 1 --dry-run
+--block-size	lots	format --sysfs-root sys sda --pi-type 1 --dry-run
+--block-size	0	format --sysfs-root sys sda --pi-type 1 --dry-run
+--pi-position	middle	pi verify good.dif
+--interval	1000	pi verify good.dif
+--metadata-size	x	pi verify good.dif
+--seed	-1	pi verify good.dif
+--app-tag	0x10000	pi verify good.dif
+--block	x	pi inject --tag guard bad.dif
+--tag	nosuch	pi inject --block 1 bad.dif
+--method	dev	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--layout	dox	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--io-engine	aio	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--progress	maybe	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--rate	12Q	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--jobs	0	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--io-size	512	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--duration	5w	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--range	1:x	scrub --no-state --format T10-DIF-TYPE1-CRC good.dif
+--count	x	part create img --size 1M --dry-run
+--size	-1	part create img --count 1 --dry-run
+--label	apm	part create img --count 1 --size 1M --dry-run
+--block-size	1000	resolve --lba img 5
+--at	yesterday	resolve --history history 259:1
+--boot	garbage	resolve --history history 259:1
+--around	x	monitor --no-state --kmsg /dev/null
+--since	yesterday	monitor --list --state-dir state
+TABLE
+	return $bad
+}
+
+@test "-o and --output-all: refused (exit 2) by every command that prints no columns, before it does anything" {
+	local args opt
+	cp good.dif victim.dif
+	for args in "pi inject --block 1 --tag guard victim.dif" "pi generate data -O out.dif" "pi verify good.dif" \
+		"udev-helper --sysfs-root sys --no-history --no-policy sda" "set --sysfs-root sys sda read-verify=on" \
+		"show --sysfs-root sys sda" "monitor --no-state --kmsg /dev/null" "audit --sysfs-root sys --root ."; do
+		for opt in "-o NAME" --output-all; do
+			[ "$opt" != "-o NAME" ] || [ "${args#pi generate}" = "$args" ] || continue	# -o: the former -O
+			# shellcheck disable=SC2086
+			run --separate-stderr ictl $args $opt
+			[ "$status" -eq 2 ] || fail "integrityctl $args $opt: exit $status: $stderr"
+			# shellcheck disable=SC2086
+			[[ $stderr == "$(message_prefix $args)${opt%% *}"* ]] || fail "integrityctl $args $opt: $stderr"
+		done
+	done
+	# Nothing was corrupted or written.
+	cmp good.dif victim.dif
+	[ ! -e out.dif ]
+	# A column format does not have is refused before the device is touched.
+	run --separate-stderr ictl format --sysfs-root sys sda --pi-type 1 --dry-run -o NOSUCH
+	assert_failure 2
+	[[ $stderr == *"unknown column 'NOSUCH'"* ]] || fail "$stderr"
 }

@@ -29,13 +29,13 @@ teardown() {
 	assert_output --partial "--pi-type is required"
 	run ictl format sda --pi-type 4
 	assert_failure 2
-	assert_output --partial "--pi-type 4: want 0, 1, 2 or 3"
+	assert_output --partial "--pi-type '4': use 0, 1, 2 or 3"
 	run ictl format sda --pi-type 1 --guard ip
 	assert_failure 2
-	assert_output --partial "--guard ip: want crc16, crc32c or crc64"
+	assert_output --partial "--guard 'ip': use crc16, crc32c or crc64"
 	run ictl format sda --pi-type 1 --pi-position middle
 	assert_failure 2
-	assert_output --partial "--pi-position middle: want first or last"
+	assert_output --partial "--pi-position 'middle': use first or last"
 	run ictl format sda --pi-type 1 --block-size lots
 	assert_failure 2
 	run ictl format sda --pi-type 1 --frobnicate

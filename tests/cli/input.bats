@@ -228,7 +228,7 @@ EOF
 	for at in @-1 @9223372036855 '@ 1' @1. 1969-12-31T23:59:59Z 0000-01-01 @253402300800; do
 		run ictl resolve --history history --at "$at" 259:0
 		assert_failure 2
-		assert_output --partial "$at: --at: not a time from 1970 to 9999"
+		assert_output --partial "--at '$at': not a time from 1970 to 9999"
 	done
 }
 
@@ -346,6 +346,27 @@ Try 'integrityctl scrub --help'." ]
 	run --separate-stderr ictl scrub --all --status
 	assert_failure 2
 	[[ $stderr == *"--status and --all"* ]]
+	# The same words in every command: "A and B: choose one[: why]".
+	local want args
+	while IFS=$'\t' read -r want args; do
+		# shellcheck disable=SC2086
+		run --separate-stderr ictl $args
+		assert_failure 2
+		# shellcheck disable=SC2086
+		[[ ${stderr%%$'\n'*} == "$(message_prefix $args)$want: choose one"* ]] ||
+			fail "integrityctl $args: '$stderr', not '$want: choose one'"
+	done <<'EOF'
+-J/--json and -r/--raw	status -J -r
+-o/--output and --output-all	status -o NAME --output-all
+--status and --all	scrub --status --all
+--tree and --list	status --tree --list
+--tree and -r/--raw	status --tree -r
+--no-state and --state-dir	monitor --no-state --state-dir st
+--list and --no-state	monitor --list --no-state
+--script and --count/--size/--type/--name-prefix	part create img --count 1 --size 1M --script s
+--lba and --at	resolve --lba --at @1 sda 1
+--report and -O/--output-file	scrub -O a --report b x
+EOF
 }
 
 @test "scrub: an image that is no whole number of blocks names the PI file only when one was given" {

@@ -129,3 +129,15 @@ check_docs() {
 	doc audit 1 audit --sysfs-root sys --root root
 	check_docs
 }
+
+@test "-J of part list on an image: what the kernel does not have is null, never false or -" {
+	truncate -s 16M img
+	ictl -q part create img --label gpt --count 2 --size 1M --yes >/dev/null
+	doc part-list-image 0 part list -o +kname,maj:min,ext,kernel img
+	[ "$(jq -c '[.partitions[] | [.kname, ."maj:min", .ext, .kernel]] | unique' part-list-image.json)" = \
+	  '[[null,null,null,null]]' ]
+	# The text still says "-" where there is no kernel to compare with.
+	run ictl part list -n -r -o nr,kernel img
+	assert_output $'1 -\n2 -'
+	check_docs
+}

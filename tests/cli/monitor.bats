@@ -118,7 +118,12 @@ records() {
 	run --separate-stderr ictl monitor --list --state-dir state
 	assert_success
 	[ "${#lines[@]}" -eq 1 ]
-	assert_line --regexp "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[-+][0-9]{4} guard $k LBA $lba $PWD/m/victim:8192\$"
+	assert_line --regexp "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z guard $k LBA $lba $PWD/m/victim:8192\$"
+	# In UTC as every time the text shows (scrub --status, resolve), whatever TZ says.
+	t=$(ictl -J monitor --list --state-dir state | jq .time)
+	run --separate-stderr env TZ=EST5 "$INTEGRITYCTL" monitor --list --state-dir state
+	assert_success
+	assert_line --regexp "^$(date -u -d "@$t" +%Y-%m-%dT%H:%M:%SZ) guard "
 	run --separate-stderr ictl -J monitor --list --state-dir state --since @0
 	assert_success
 	[ "$(jq -c '[.seq, .kind, .files[0].path]' <<<"$output")" = "[11,\"guard\",\"$PWD/m/victim\"]" ]
@@ -192,7 +197,7 @@ records() {
 	run --separate-stderr ictl monitor --list --state-dir state --journal-dir journal --since @1750000000
 	assert_success
 	[ "${#lines[@]}" -eq 1 ]
-	assert_line --regexp '^[0-9T:+-]+ ref-tag /dev/disk/by-id/wwn-0x2 LBA 8 /srv/a b:4096$'
+	assert_line '2027-01-15T08:00:00Z ref-tag /dev/disk/by-id/wwn-0x2 LBA 8 /srv/a b:4096'
 	run --separate-stderr ictl monitor --list --state-dir state --journal-dir absent
 	assert_failure 3
 	run --separate-stderr ictl monitor --journal-dir journal --no-state

@@ -522,11 +522,11 @@ put_le32() {
 @test "resolve --lba with --at or --boot: the message names that conflict, not --block-size" {
 	run --separate-stderr ictl resolve --lba --at 2025-03-01T12:00:00Z /dev/null 0
 	assert_failure 2
-	[[ $stderr == *"--lba reads what the device holds now; --at answers from the history"* ]] || { echo "$stderr"; false; }
+	[ "$stderr" = "integrityctl: resolve: --lba and --at: choose one: --lba reads what the device holds now, --at answers from the history" ]
 	[[ $stderr != *block-size* ]]
 	run --separate-stderr ictl resolve --lba --boot -1 /dev/null 0
 	assert_failure 2
-	[[ $stderr == *"--lba reads what the device holds now; --boot answers from the history"* ]]
+	[[ $stderr == *"--lba and --boot: choose one: --lba reads what the device holds now, --boot answers from the history" ]]
 	run --separate-stderr ictl resolve --block-size 4096 /dev/null
 	assert_failure 2
 	[[ $stderr == *"--block-size goes with --lba"* ]]

@@ -292,7 +292,7 @@ sfdisk_table() {
 	want="unknown partition type 'frobnicate'" check --count 1 --size 1M --type frobnicate
 	want="name prefix is too long" check --count 1 --size 1M --name-prefix "$(printf '%040d' 0)"
 	want="give --count and --size" check --count 1
-	want="exclude each other" check --count 1 --size 1M --script /dev/null
+	want="--script and --count/--size/--type/--name-prefix: choose one" check --count 1 --size 1M --script /dev/null
 	want="already has a gpt partition table" check --count 1 --size 1M --label dos
 	want="use gpt or dos" check --count 1 --size 1M --label sun
 	printf 'label: gpt\nstart=2048, size=1M, bogus\n' >bad.script

@@ -350,5 +350,5 @@ $two"
 	run ! lsblk --tree -r
 	run --separate-stderr ictl status --tree -r
 	assert_failure 2
-	assert_equal "$stderr" "integrityctl: status: --tree and -r/--raw exclude each other: raw output is a list, as lsblk's"
+	assert_equal "$stderr" "integrityctl: status: --tree and -r/--raw: choose one: raw output is a list, as lsblk's"
 }

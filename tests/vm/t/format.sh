@@ -248,8 +248,8 @@ dmsetup remove fmt-lin || vm_fail "dmsetup remove"
 
 refuse 2 "not on a terminal: refusing to format without --yes" $d --pi-type 1
 refuse 2 "pi-type is required" $d --yes
-refuse 2 "--pi-type 4: want 0, 1, 2 or 3" $d --pi-type 4 --yes
-refuse 2 "--guard md5: want crc16, crc32c or crc64" $d --pi-type 1 --guard md5 --yes
+refuse 2 "--pi-type .4.: use 0, 1, 2 or 3" $d --pi-type 4 --yes
+refuse 2 "--guard .md5.: use crc16, crc32c or crc64" $d --pi-type 1 --guard md5 --yes
 refuse 2 "block size 1000: want a power of two" $d --pi-type 1 --block-size 1000 --yes
 refuse 2 "needs a protection type" $d --pi-type 0 --guard crc16 --yes
 refuse 3 "no LBA format with 512-byte blocks and a 32-bit guard" $d --pi-type 1 --guard crc32c --yes

@@ -543,6 +543,11 @@ struct e2_names {
 	size_t nseen, capseen, seen_sorted;
 	char *buf;
 	size_t nbuf, capbuf;
+	/* Per name in dirs, once sorted (e2_dir_ways()): */
+	size_t *first;			/* the first name of the same directory */
+	size_t *way;			/* at a directory's first name: its name that leads to the root */
+	size_t *seen_walk, *seen_depth;	/* at a directory's first name: the walk up that passed it, and where */
+	size_t walk;
 	int err;
 };
 
@@ -558,6 +563,14 @@ static int link_cmp(const void *a, const void *b)
 	const struct e2_link *x = a, *y = b;
 
 	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+/* Indices into the names (ctx) in the order of their parents. */
+static int e2_parent_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct e2_link *v = ctx, *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+
+	return x->parent < y->parent ? -1 : x->parent > y->parent;
 }
 
 static int e2_link_push(struct e2_names *n, struct e2_link **v, size_t *nv, size_t *cap,
@@ -609,14 +622,66 @@ static int e2_read_dir(struct e2_names *n, ext2_ino_t dir)
 	return n->err;
 }
 
+/* The name each directory is walked up by: of its names (one, but for
+ * damage) the one on its shortest way from the root, found from the root
+ * down, breadth first, so that a loop of wrong entries is never entered;
+ * none for a directory no name of which leads to the root.  n->dirs is
+ * sorted. */
+static int e2_dir_ways(struct e2_names *n)
+{
+	size_t nd = n->ndirs ? n->ndirs : 1;
+	_cleanup_free_ size_t *by_parent = malloc(nd * sizeof(*by_parent));
+	_cleanup_free_ ext2_ino_t *queue = malloc((nd + 1) * sizeof(*queue));
+	size_t head = 0, tail = 0;
+
+	free(n->first);
+	free(n->way);
+	free(n->seen_walk);
+	free(n->seen_depth);
+	n->first = malloc(nd * sizeof(*n->first));
+	n->way = malloc(nd * sizeof(*n->way));
+	n->seen_walk = calloc(nd, sizeof(*n->seen_walk));
+	n->seen_depth = calloc(nd, sizeof(*n->seen_depth));
+	if (!by_parent || !queue || !n->first || !n->way || !n->seen_walk || !n->seen_depth)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->ndirs; i++) {
+		n->first[i] = i && n->dirs[i - 1].child == n->dirs[i].child ? n->first[i - 1] : i;
+		n->way[i] = SIZE_MAX;
+		by_parent[i] = i;
+	}
+	qsort_r(by_parent, n->ndirs, sizeof(*by_parent), e2_parent_cmp, n->dirs);
+	queue[tail++] = EXT2_ROOT_INO;
+	while (head < tail) {
+		ext2_ino_t parent = queue[head++];
+		size_t lo = 0, hi = n->ndirs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (n->dirs[by_parent[mid]].parent < parent)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n->ndirs && n->dirs[by_parent[lo]].parent == parent; lo++) {
+			size_t j = by_parent[lo], f = n->first[j];
+			/* Each directory is queued once: at most ndirs. */
+			if (n->dirs[j].child == EXT2_ROOT_INO || n->way[f] != SIZE_MAX)
+				continue;
+			n->way[f] = j;
+			queue[tail++] = n->dirs[j].child;
+		}
+	}
+	return 0;
+}
+
 /* The path of a name in dir: up through the directories' names to the
- * root.  A directory with no name (unlinked, or a loop) ends it with its
- * inode number, as "<N>", and *whole says it does not reach the root.
- * n->dirs is sorted. */
+ * root.  A directory with no name that leads there (unlinked, or in a
+ * loop) ends it with its inode number, as "<N>", and *whole says it does
+ * not reach the root; a loop is left where it closes.  n->dirs is sorted
+ * and e2_dir_ways() made. */
 static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 {
 	_cleanup_free_ const struct e2_link **up = NULL;
-	size_t nup = 0, cap = 0, total = 2;
+	size_t nup = 0, cap = 0, total = 2, walk = ++n->walk;
 	ext2_ino_t at = hit->parent;
 	char top[16] = "";
 
@@ -624,10 +689,20 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 	if (GREEDY_REALLOC(up, cap, 1) < 0)
 		return NULL;
 	up[nup++] = hit;
-	total += hit->len + 1;
 	while (at != EXT2_ROOT_INO) {
 		struct e2_link key = { .child = at };
 		const struct e2_link *d = n->ndirs ? bsearch(&key, n->dirs, n->ndirs, sizeof(key), link_cmp) : NULL;
+		size_t f = d ? n->first[d - n->dirs] : 0;
+		if (d && n->way[f] != SIZE_MAX) {
+			d = &n->dirs[n->way[f]];
+		} else if (d && n->seen_walk[f] == walk) {
+			/* Round a loop: from where it was first met. */
+			nup = n->seen_depth[f];
+			d = NULL;
+		} else if (d) {
+			n->seen_walk[f] = walk;
+			n->seen_depth[f] = nup;
+		}
 		if (!d || nup > n->ndirs) {
 			snprintf(top, sizeof(top), "<%u>", at);
 			*whole = false;
@@ -636,9 +711,10 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 		if (GREEDY_REALLOC(up, cap, nup + 1) < 0)
 			return NULL;
 		up[nup++] = d;
-		total += d->len + 1;
 		at = d->parent;
 	}
+	for (size_t i = 0; i < nup; i++)
+		total += up[i]->len + 1;
 	char *path = malloc(total + strlen(top)), *o = path;
 	if (!path)
 		return NULL;
@@ -918,9 +994,12 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *d
 		if ((r = e2_read_all(n, dirs, ndirs)) < 0)
 			return r;
 	}
-	/* A directory has one name; with several (damage), the first found. */
+	/* A directory has one name; with several (damage), the one that
+	 * leads to the root. */
 	if (n->ndirs)
 		qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
+	if ((r = e2_dir_ways(n)) < 0)
+		return r;
 	for (size_t i = 0; i < n->nhits; i++) {
 		ext2_ino_t child = n->hits[i].child;
 		size_t k = (size_t)((ext2_ino_t *)bsearch(&child, n->inos, n->ninos, sizeof(child), ino_cmp) - n->inos);
@@ -949,6 +1028,10 @@ static void e2_names_free(struct e2_names *n)
 	free(n->dirs);
 	free(n->seen);
 	free(n->buf);
+	free(n->first);
+	free(n->way);
+	free(n->seen_walk);
+	free(n->seen_depth);
 }
 
 static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)

@@ -953,3 +953,29 @@ ncheck_paths() {
 	assert_success
 	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/a/b/f",null]]' ] || { echo "$output"; false; }
 }
+
+@test "unmounted ext4: a directory linked into its own subdirectory is named by its way from the root; cut off, the loop ends where it closes" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir -p m/sub/deeper
+	random_file m/sub/deeper/small 4096 23
+	sync
+	lba=$(lba_of m/sub/deeper/small 0)
+	deeper=$(stat -c %i m/sub/deeper)
+	umount m
+	# sub gets a second name inside deeper, and its ".." names deeper: a loop.
+	debugfs -w -R "link /sub /sub/deeper/back" "$dev" 2>/dev/null
+	debugfs -w -R "unlink /sub/.." "$dev" 2>/dev/null
+	debugfs -w -R "link /sub/deeper /sub/.." "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/sub/deeper/small",null]]' ] ||
+		{ echo "$output"; false; }
+	# No name of sub is left in the root: the way up goes round the loop once.
+	debugfs -w -R "unlink /sub" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = "[[\"<$deeper>/small\",true]]" ] ||
+		{ echo "$output"; false; }
+}

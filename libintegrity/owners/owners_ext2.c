@@ -548,6 +548,8 @@ struct e2_names {
 	size_t *way;			/* at a directory's first name: its name that leads to the root */
 	size_t *seen_walk, *seen_depth;	/* at a directory's first name: the walk up that passed it, and where */
 	size_t walk;
+	size_t unreadable;		/* directories libext2fs found damaged */
+	ext2_ino_t first_unreadable;
 	int err;
 };
 
@@ -618,7 +620,10 @@ static int e2_read_dir(struct e2_names *n, ext2_ino_t dir)
 		return -ENOMEM;
 	n->seen[n->nseen++] = dir;
 	n->dir = dir;
-	ext2fs_dir_iterate(n->e2, dir, 0, NULL, e2_dirent, n);
+	/* A damaged block ends the directory: the names after it are not
+	 * read, and the answers say so. */
+	if (ext2fs_dir_iterate(n->e2, dir, 0, NULL, e2_dirent, n) != 0 && !n->err && !n->unreadable++)
+		n->first_unreadable = dir;
 	return n->err;
 }
 
@@ -896,7 +901,7 @@ static int e2_dir_order(const struct e2_names *n, const ext2_ino_t *dirs, const 
 /* Forgets what was read, for reading it all again. */
 static void e2_names_reset(struct e2_names *n)
 {
-	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = 0;
+	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = n->unreadable = 0;
 	for (size_t i = 0; i < n->ninos; i++) {
 		strv_clear(&n->paths[i]);
 		n->got[i] = 0;
@@ -1581,6 +1586,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
 			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
+				if (!mounted && names.unreadable)
+					ow.note = "no path: not linked in any directory that could be read";
 				r = owners_add(o, p->range, &ow);
 				goto claimed;
 			}
@@ -1620,6 +1627,14 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	char signs[256];
 	if (r == 0 && !mounted && (ext2_damage_signs(e2, signs, sizeof(signs)), signs[0]))
 		r = owners_note_since(o, mark, signs);
+	if (r == 0 && !mounted && names.unreadable) {
+		snprintf(signs, sizeof(signs),
+			 "file system damaged: %zu director%s could not be read to the end (inode %u%s), "
+			 "names in %s are missing (fsck would say more)",
+			 names.unreadable, names.unreadable == 1 ? "y" : "ies", names.first_unreadable,
+			 names.unreadable == 1 ? "" : " first", names.unreadable == 1 ? "it" : "them");
+		r = owners_note_since(o, mark, signs);
+	}
 	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
 		free(scan.v[i].claims);

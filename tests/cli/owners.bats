@@ -979,3 +979,24 @@ ncheck_paths() {
 	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = "[[\"<$deeper>/small\",true]]" ] ||
 		{ echo "$output"; false; }
 }
+
+@test "unmounted ext4: a directory that cannot be read to the end leaves its names out, and every answer says the file system is damaged" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir m/dir
+	random_file m/dir/f 4096 25
+	sync
+	lba=$(lba_of m/dir/f 0)
+	dir=$(stat -c %i m/dir)
+	umount m
+	# The first entry's rec_len (bytes 4-5 of the directory's block) 0.
+	blk=$(debugfs -R 'blocks /dir' "$dev" 2>/dev/null | awk '{ print $1 }')
+	printf '\0\0' | dd of="$dev" bs=1 seek=$((blk * 4096 + 4)) conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" 0
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "no path: not linked in any directory that could be read; file system damaged: 1 directory could not be read to the end (inode $dir), names in it are missing (fsck would say more)" ] ||
+		{ echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = superblock ]
+	[[ "$(jq -r '.lbas[1].files[0].note' <<<"$output")" = *"file system damaged: 1 directory could not be read to the end (inode $dir)"* ]]
+}

@@ -427,6 +427,27 @@ xfs_daddr() {
 	[ "$(jq -c '[.lbas[1].files[].path]' <<<"$output")" = "[\"$PWD/m/dir/link\",\"$PWD/m/victim.bin\"]" ]
 }
 
+@test "mounted XFS without rmap: an inode record on the device whose attribute fork lies past its end is asked of XFS, not read past" {
+	make_xfs 0
+	local i ino
+	# Inode chunks of 64: the root's is full, its last record in use.
+	for i in $(seq 1 64); do printf '%8192s' "$i" >"m/f$i"; done
+	sync
+	fsfreeze -f m && fsfreeze -u m
+	ino=$(( ($(stat -c %i m) | 63) ))
+	[ -e "$(find m -inum "$ino" -print -quit)" ]
+	off=$(xfs_db -r -c "convert inode $ino byte" "$dev" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	# 127 extents (di_nextents, byte 76) and di_forkoff 255 (byte 82): 2,040
+	# bytes of data fork in a 512-byte record.
+	printf '\0\0\0\177' | dd of="$dev" bs=1 seek=$((off + 76)) conv=notrunc,fsync status=none
+	printf '\377' | dd of="$dev" bs=1 seek=$((off + 82)) conv=notrunc,fsync status=none
+	# AG 0's block 1, in no file: every record of the chunk is looked at.
+	run --separate-stderr ictl -J resolve --lba "$dev" 8
+	assert_success
+	[[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "in use, in no file's data or directory: XFS btrees, "* ]] ||
+		{ echo "$output"; false; }
+}
+
 @test "mounted XFS without rmap: a reflinked block names every file sharing it and every path" {
 	make_xfs 0
 	cp --reflink=always m/victim.bin m/copy.bin || skip "no reflink"

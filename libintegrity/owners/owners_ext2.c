@@ -454,8 +454,20 @@ struct e2_scan {
 	struct ext2_inode *inode;	/* of ino, as much of it as the inode size */
 	bool check_csum;		/* the inodes' checksums are checked */
 	size_t nclaims;			/* in all the wants */
+	uint64_t calls, budget;		/* blocks the inode has listed, and the most it can */
+	size_t runaway;			/* inodes that listed more: not read to the end */
+	ext2_ino_t first_runaway;
 	int err;
 };
+
+/* The most blocks, data and indirect, an inode can list: the file
+ * system's.  Indirect blocks that refer to themselves list a block
+ * (1 << 30 times with 4 KiB blocks), an extent tree may list a block
+ * many times: such an inode's blocks are not read to the end. */
+static uint64_t e2_block_budget(ext2_filsys e2)
+{
+	return ext2fs_blocks_count(e2->super) + 1;
+}
 
 /* Whether logical block blockcnt of the scan's inode is in an unwritten
  * extent: asked only for the blocks wanted. */
@@ -489,6 +501,11 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 	struct e2_want key = { .blk = *blocknr };
 	struct e2_want *hit = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), e2_want_cmp) : NULL;
 
+	if (++s->calls > s->budget) {
+		if (!s->runaway++)
+			s->first_runaway = s->ino;
+		return BLOCK_ABORT;
+	}
 	/* Several wants may share a block: the first with it, then the rest. */
 	while (hit && hit > s->v && hit[-1].blk == *blocknr)
 		hit--;
@@ -1089,6 +1106,7 @@ struct e2_cands {
 	uint64_t *v;
 	size_t n, cap;
 	bool hit;			/* the current inode touches a want */
+	uint64_t calls, budget;		/* as in struct e2_scan */
 };
 
 /* Whether file-system blocks [blk, blk + len) touch a want that has no
@@ -1108,7 +1126,9 @@ static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 {
 	struct e2_cands *c = data;
 
-	if (blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) {
+	/* More blocks than there are (damage): the kernel's map is the
+	 * answer, as for any candidate. */
+	if ((blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) || ++c->calls > c->budget) {
 		c->hit = true;
 		return BLOCK_ABORT;
 	}
@@ -1226,7 +1246,7 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
 			   int (*enough)(void *ctx, const uint64_t *inos, size_t n), void *ctx, uint64_t **out,
 			   size_t *nout, ext2_ino_t **dirs, size_t *ndirs)
 {
-	struct e2_cands c = { .ws = ws };
+	struct e2_cands c = { .ws = ws, .budget = e2_block_budget(e2) };
 	ext2_ino_t *dv = NULL;
 	_cleanup_free_ dgrp_t *order = NULL;
 	size_t nd = 0, capd = 0, norder = 0;
@@ -1278,6 +1298,7 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
 						 : -1;
 				if (in < 0) {
 					c.hit = false;
+					c.calls = 0;
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL,
 							      e2_cand_block, &c);
 					in = c.hit;
@@ -1386,7 +1407,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	if (r < 0)
 		return r;
 	uint64_t bs = e2->blocksize;
-	struct e2_scan scan = { 0 };
+	struct e2_scan scan = { .budget = e2_block_budget(e2) };
 	struct e2_names names = { .e2 = e2 };
 	_cleanup_free_ ext2_ino_t *dirs = NULL;
 	_cleanup_free_ struct e2_window *dwhen = NULL;
@@ -1472,6 +1493,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 					continue;
 				scan.ino = ino;
 				scan.inode = full;
+				scan.calls = 0;
 				blk64_t acl = ext2fs_file_acl_block(e2, inode);
 				if (acl) {
 					blk64_t a = acl;
@@ -1627,6 +1649,14 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	char signs[256];
 	if (r == 0 && !mounted && (ext2_damage_signs(e2, signs, sizeof(signs)), signs[0]))
 		r = owners_note_since(o, mark, signs);
+	if (r == 0 && !mounted && scan.runaway) {
+		snprintf(signs, sizeof(signs),
+			 "file system damaged: %zu inode%s (%u%s) list%s more blocks than the file system has "
+			 "(a block map that refers to itself?), the rest not read (fsck would say more)",
+			 scan.runaway, scan.runaway == 1 ? "" : "s", scan.first_runaway, scan.runaway == 1 ? "" : " first",
+			 scan.runaway == 1 ? "s" : "");
+		r = owners_note_since(o, mark, signs);
+	}
 	if (r == 0 && !mounted && names.unreadable) {
 		snprintf(signs, sizeof(signs),
 			 "file system damaged: %zu director%s could not be read to the end (inode %u%s), "

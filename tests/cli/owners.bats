@@ -1021,3 +1021,25 @@ ncheck_paths() {
 	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = superblock ]
 	[[ "$(jq -r '.lbas[1].files[0].note' <<<"$output")" = *"file system damaged: 1 directory could not be read to the end (inode $dir)"* ]]
 }
+
+@test "unmounted ext2: an indirect block that refers to itself is read no further than the file system's blocks, and the answers say so" {
+	command -v perl >/dev/null || skip "needs perl"
+	dev=$(new_loop 64M)
+	mkfs.ext2 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file m/big 204800 26
+	sync
+	lba=$(lba_of m/big 0)
+	ino=$(stat -c %i m/big)
+	umount m
+	ind=$(debugfs -R 'stat /big' "$dev" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+	[ -n "$ind" ]
+	# The triple indirect block is the indirect block, whose 1,024 entries
+	# are all itself: 2^30 blocks listed by one inode of 16,384.
+	debugfs -w -R "sif /big block[TIND] $ind" "$dev" 2>/dev/null
+	perl -e 'print pack("V", $ARGV[0]) x 1024' "$ind" | dd of="$dev" bs=4096 seek="$ind" conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /big ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "file system damaged: 1 inode ($ino) lists more blocks than the file system has (a block map that refers to itself?), the rest not read (fsck would say more)" ]
+}

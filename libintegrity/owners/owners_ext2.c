@@ -567,6 +567,8 @@ struct e2_names {
 	size_t walk;
 	size_t unreadable;		/* directories libext2fs found damaged */
 	ext2_ino_t first_unreadable;
+	size_t nameless;		/* entries with no name (damage) */
+	ext2_ino_t first_nameless;	/* the directory of the first */
 	int err;
 };
 
@@ -611,7 +613,10 @@ static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int
 	ext2_ino_t ino = d->inode, *hit;
 	int ft = ext2fs_dirent_file_type(d), r = 0;
 
-	if (!ino || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+	/* An entry without a name (damage) names nothing; the answers say so. */
+	if (ino && !len && !n->nameless++)
+		n->first_nameless = n->dir;
+	if (!ino || !len || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
 	if (n->ninos && (hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))) {
 		size_t k = (size_t)(hit - n->inos);
@@ -918,7 +923,8 @@ static int e2_dir_order(const struct e2_names *n, const ext2_ino_t *dirs, const 
 /* Forgets what was read, for reading it all again. */
 static void e2_names_reset(struct e2_names *n)
 {
-	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = n->unreadable = 0;
+	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = 0;
+	n->unreadable = n->nameless = 0;
 	for (size_t i = 0; i < n->ninos; i++) {
 		strv_clear(&n->paths[i]);
 		n->got[i] = 0;
@@ -1608,7 +1614,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
 			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
-				if (!mounted && names.unreadable)
+				if (!mounted && (names.unreadable || names.nameless))
 					ow.note = "no path: not linked in any directory that could be read";
 				r = owners_add(o, p->range, &ow);
 				goto claimed;
@@ -1663,6 +1669,19 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 			 "names in %s are missing (fsck would say more)",
 			 names.unreadable, names.unreadable == 1 ? "y" : "ies", names.first_unreadable,
 			 names.unreadable == 1 ? "" : " first", names.unreadable == 1 ? "it" : "them");
+		r = owners_note_since(o, mark, signs);
+	}
+	if (r == 0 && !mounted && names.nameless) {
+		if (names.nameless == 1)
+			snprintf(signs, sizeof(signs),
+				 "file system damaged: a directory entry has no name (in directory inode %u); what it "
+				 "names has no path through it (fsck would say more)",
+				 names.first_nameless);
+		else
+			snprintf(signs, sizeof(signs),
+				 "file system damaged: %zu directory entries have no name (the first in directory inode "
+				 "%u); what they name has no path through them (fsck would say more)",
+				 names.nameless, names.first_nameless);
 		r = owners_note_since(o, mark, signs);
 	}
 	for (size_t i = 0; i < scan.n; i++) {

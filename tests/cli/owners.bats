@@ -1043,3 +1043,24 @@ ncheck_paths() {
 	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /big ] || { echo "$output"; false; }
 	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "file system damaged: 1 inode ($ino) lists more blocks than the file system has (a block map that refers to itself?), the rest not read (fsck would say more)" ]
 }
+
+@test "unmounted ext4: a directory entry with no name gives no path through it, and every answer says the file system is damaged" {
+	dev=$(new_loop 64M)
+	# No directory block checksums: the entry is taken as it is.
+	mkfs.ext4 -q -F -b 4096 -O ^metadata_csum "$dev"
+	mount_at "$dev" m
+	mkdir m/d
+	random_file m/d/f 4096 27
+	sync
+	lba=$(lba_of m/d/f 0)
+	d=$(stat -c %i m/d)
+	umount m
+	# d's block: ".", "..", then f's entry, whose name_len is byte 6.
+	blk=$(debugfs -R 'blocks /d' "$dev" 2>/dev/null | awk '{ print $1 }')
+	[ "$(dd if="$dev" bs=1 skip=$((blk * 4096 + 24 + 8)) count=1 status=none)" = f ]
+	printf '\0' | dd of="$dev" bs=1 seek=$((blk * 4096 + 24 + 6)) conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, .note]]' <<<"$output")" = "[[null,\"no path: not linked in any directory that could be read; file system damaged: a directory entry has no name (in directory inode $d); what it names has no path through it (fsck would say more)\"]]" ] ||
+		{ echo "$output"; false; }
+}

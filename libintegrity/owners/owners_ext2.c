@@ -454,8 +454,20 @@ struct e2_scan {
 	struct ext2_inode *inode;	/* of ino, as much of it as the inode size */
 	bool check_csum;		/* the inodes' checksums are checked */
 	size_t nclaims;			/* in all the wants */
+	uint64_t calls, budget;		/* blocks the inode has listed, and the most it can */
+	size_t runaway;			/* inodes that listed more: not read to the end */
+	ext2_ino_t first_runaway;
 	int err;
 };
+
+/* The most blocks, data and indirect, an inode can list: the file
+ * system's.  Indirect blocks that refer to themselves list a block
+ * (1 << 30 times with 4 KiB blocks), an extent tree may list a block
+ * many times: such an inode's blocks are not read to the end. */
+static uint64_t e2_block_budget(ext2_filsys e2)
+{
+	return ext2fs_blocks_count(e2->super) + 1;
+}
 
 /* Whether logical block blockcnt of the scan's inode is in an unwritten
  * extent: asked only for the blocks wanted. */
@@ -489,6 +501,11 @@ static int e2_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt, _unu
 	struct e2_want key = { .blk = *blocknr };
 	struct e2_want *hit = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), e2_want_cmp) : NULL;
 
+	if (++s->calls > s->budget) {
+		if (!s->runaway++)
+			s->first_runaway = s->ino;
+		return BLOCK_ABORT;
+	}
 	/* Several wants may share a block: the first with it, then the rest. */
 	while (hit && hit > s->v && hit[-1].blk == *blocknr)
 		hit--;
@@ -543,6 +560,15 @@ struct e2_names {
 	size_t nseen, capseen, seen_sorted;
 	char *buf;
 	size_t nbuf, capbuf;
+	/* Per name in dirs, once sorted (e2_dir_ways()): */
+	size_t *first;			/* the first name of the same directory */
+	size_t *way;			/* at a directory's first name: its name that leads to the root */
+	size_t *seen_walk, *seen_depth;	/* at a directory's first name: the walk up that passed it, and where */
+	size_t walk;
+	size_t unreadable;		/* directories libext2fs found damaged */
+	ext2_ino_t first_unreadable;
+	size_t nameless;		/* entries with no name (damage) */
+	ext2_ino_t first_nameless;	/* the directory of the first */
 	int err;
 };
 
@@ -558,6 +584,14 @@ static int link_cmp(const void *a, const void *b)
 	const struct e2_link *x = a, *y = b;
 
 	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+/* Indices into the names (ctx) in the order of their parents. */
+static int e2_parent_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct e2_link *v = ctx, *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+
+	return x->parent < y->parent ? -1 : x->parent > y->parent;
 }
 
 static int e2_link_push(struct e2_names *n, struct e2_link **v, size_t *nv, size_t *cap,
@@ -579,7 +613,10 @@ static int e2_dirent(struct ext2_dir_entry *d, _unused_ int offset, _unused_ int
 	ext2_ino_t ino = d->inode, *hit;
 	int ft = ext2fs_dirent_file_type(d), r = 0;
 
-	if (!ino || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+	/* An entry without a name (damage) names nothing; the answers say so. */
+	if (ino && !len && !n->nameless++)
+		n->first_nameless = n->dir;
+	if (!ino || !len || (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
 	if (n->ninos && (hit = bsearch(&ino, n->inos, n->ninos, sizeof(ino), ino_cmp))) {
 		size_t k = (size_t)(hit - n->inos);
@@ -605,18 +642,73 @@ static int e2_read_dir(struct e2_names *n, ext2_ino_t dir)
 		return -ENOMEM;
 	n->seen[n->nseen++] = dir;
 	n->dir = dir;
-	ext2fs_dir_iterate(n->e2, dir, 0, NULL, e2_dirent, n);
+	/* A damaged block ends the directory: the names after it are not
+	 * read, and the answers say so. */
+	if (ext2fs_dir_iterate(n->e2, dir, 0, NULL, e2_dirent, n) != 0 && !n->err && !n->unreadable++)
+		n->first_unreadable = dir;
 	return n->err;
 }
 
+/* The name each directory is walked up by: of its names (one, but for
+ * damage) the one on its shortest way from the root, found from the root
+ * down, breadth first, so that a loop of wrong entries is never entered;
+ * none for a directory no name of which leads to the root.  n->dirs is
+ * sorted. */
+static int e2_dir_ways(struct e2_names *n)
+{
+	size_t nd = n->ndirs ? n->ndirs : 1;
+	_cleanup_free_ size_t *by_parent = malloc(nd * sizeof(*by_parent));
+	_cleanup_free_ ext2_ino_t *queue = malloc((nd + 1) * sizeof(*queue));
+	size_t head = 0, tail = 0;
+
+	free(n->first);
+	free(n->way);
+	free(n->seen_walk);
+	free(n->seen_depth);
+	n->first = malloc(nd * sizeof(*n->first));
+	n->way = malloc(nd * sizeof(*n->way));
+	n->seen_walk = calloc(nd, sizeof(*n->seen_walk));
+	n->seen_depth = calloc(nd, sizeof(*n->seen_depth));
+	if (!by_parent || !queue || !n->first || !n->way || !n->seen_walk || !n->seen_depth)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->ndirs; i++) {
+		n->first[i] = i && n->dirs[i - 1].child == n->dirs[i].child ? n->first[i - 1] : i;
+		n->way[i] = SIZE_MAX;
+		by_parent[i] = i;
+	}
+	qsort_r(by_parent, n->ndirs, sizeof(*by_parent), e2_parent_cmp, n->dirs);
+	queue[tail++] = EXT2_ROOT_INO;
+	while (head < tail) {
+		ext2_ino_t parent = queue[head++];
+		size_t lo = 0, hi = n->ndirs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (n->dirs[by_parent[mid]].parent < parent)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n->ndirs && n->dirs[by_parent[lo]].parent == parent; lo++) {
+			size_t j = by_parent[lo], f = n->first[j];
+			/* Each directory is queued once: at most ndirs. */
+			if (n->dirs[j].child == EXT2_ROOT_INO || n->way[f] != SIZE_MAX)
+				continue;
+			n->way[f] = j;
+			queue[tail++] = n->dirs[j].child;
+		}
+	}
+	return 0;
+}
+
 /* The path of a name in dir: up through the directories' names to the
- * root.  A directory with no name (unlinked, or a loop) ends it with its
- * inode number, as "<N>", and *whole says it does not reach the root.
- * n->dirs is sorted. */
+ * root.  A directory with no name that leads there (unlinked, or in a
+ * loop) ends it with its inode number, as "<N>", and *whole says it does
+ * not reach the root; a loop is left where it closes.  n->dirs is sorted
+ * and e2_dir_ways() made. */
 static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 {
 	_cleanup_free_ const struct e2_link **up = NULL;
-	size_t nup = 0, cap = 0, total = 2;
+	size_t nup = 0, cap = 0, total = 2, walk = ++n->walk;
 	ext2_ino_t at = hit->parent;
 	char top[16] = "";
 
@@ -624,10 +716,20 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 	if (GREEDY_REALLOC(up, cap, 1) < 0)
 		return NULL;
 	up[nup++] = hit;
-	total += hit->len + 1;
 	while (at != EXT2_ROOT_INO) {
 		struct e2_link key = { .child = at };
 		const struct e2_link *d = n->ndirs ? bsearch(&key, n->dirs, n->ndirs, sizeof(key), link_cmp) : NULL;
+		size_t f = d ? n->first[d - n->dirs] : 0;
+		if (d && n->way[f] != SIZE_MAX) {
+			d = &n->dirs[n->way[f]];
+		} else if (d && n->seen_walk[f] == walk) {
+			/* Round a loop: from where it was first met. */
+			nup = n->seen_depth[f];
+			d = NULL;
+		} else if (d) {
+			n->seen_walk[f] = walk;
+			n->seen_depth[f] = nup;
+		}
 		if (!d || nup > n->ndirs) {
 			snprintf(top, sizeof(top), "<%u>", at);
 			*whole = false;
@@ -636,9 +738,10 @@ static char *e2_path(struct e2_names *n, const struct e2_link *hit, bool *whole)
 		if (GREEDY_REALLOC(up, cap, nup + 1) < 0)
 			return NULL;
 		up[nup++] = d;
-		total += d->len + 1;
 		at = d->parent;
 	}
+	for (size_t i = 0; i < nup; i++)
+		total += up[i]->len + 1;
 	char *path = malloc(total + strlen(top)), *o = path;
 	if (!path)
 		return NULL;
@@ -821,6 +924,7 @@ static int e2_dir_order(const struct e2_names *n, const ext2_ino_t *dirs, const 
 static void e2_names_reset(struct e2_names *n)
 {
 	n->nhits = n->ndirs = n->dirs_sorted = n->nseen = n->seen_sorted = n->nbuf = n->left = 0;
+	n->unreadable = n->nameless = 0;
 	for (size_t i = 0; i < n->ninos; i++) {
 		strv_clear(&n->paths[i]);
 		n->got[i] = 0;
@@ -918,9 +1022,12 @@ static int e2_find_names(ext2_filsys e2, struct e2_names *n, const ext2_ino_t *d
 		if ((r = e2_read_all(n, dirs, ndirs)) < 0)
 			return r;
 	}
-	/* A directory has one name; with several (damage), the first found. */
+	/* A directory has one name; with several (damage), the one that
+	 * leads to the root. */
 	if (n->ndirs)
 		qsort(n->dirs, n->ndirs, sizeof(*n->dirs), link_cmp);
+	if ((r = e2_dir_ways(n)) < 0)
+		return r;
 	for (size_t i = 0; i < n->nhits; i++) {
 		ext2_ino_t child = n->hits[i].child;
 		size_t k = (size_t)((ext2_ino_t *)bsearch(&child, n->inos, n->ninos, sizeof(child), ino_cmp) - n->inos);
@@ -949,6 +1056,10 @@ static void e2_names_free(struct e2_names *n)
 	free(n->dirs);
 	free(n->seen);
 	free(n->buf);
+	free(n->first);
+	free(n->way);
+	free(n->seen_walk);
+	free(n->seen_depth);
 }
 
 static const char *e2_reserved_inode(ext2_filsys e2, ext2_ino_t ino)
@@ -1001,6 +1112,7 @@ struct e2_cands {
 	uint64_t *v;
 	size_t n, cap;
 	bool hit;			/* the current inode touches a want */
+	uint64_t calls, budget;		/* as in struct e2_scan */
 };
 
 /* Whether file-system blocks [blk, blk + len) touch a want that has no
@@ -1020,7 +1132,9 @@ static int e2_cand_block(ext2_filsys e2, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 {
 	struct e2_cands *c = data;
 
-	if (blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) {
+	/* More blocks than there are (damage): the kernel's map is the
+	 * answer, as for any candidate. */
+	if ((blockcnt >= 0 && e2_touches(e2, c->ws, *blocknr, 1)) || ++c->calls > c->budget) {
 		c->hit = true;
 		return BLOCK_ABORT;
 	}
@@ -1138,7 +1252,7 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
 			   int (*enough)(void *ctx, const uint64_t *inos, size_t n), void *ctx, uint64_t **out,
 			   size_t *nout, ext2_ino_t **dirs, size_t *ndirs)
 {
-	struct e2_cands c = { .ws = ws };
+	struct e2_cands c = { .ws = ws, .budget = e2_block_budget(e2) };
 	ext2_ino_t *dv = NULL;
 	_cleanup_free_ dgrp_t *order = NULL;
 	size_t nd = 0, capd = 0, norder = 0;
@@ -1190,6 +1304,7 @@ int owners_ext2_candidates(ext2_filsys e2, const struct want_set *ws,
 						 : -1;
 				if (in < 0) {
 					c.hit = false;
+					c.calls = 0;
 					ext2fs_block_iterate3(e2, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL,
 							      e2_cand_block, &c);
 					in = c.hit;
@@ -1298,7 +1413,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	if (r < 0)
 		return r;
 	uint64_t bs = e2->blocksize;
-	struct e2_scan scan = { 0 };
+	struct e2_scan scan = { .budget = e2_block_budget(e2) };
 	struct e2_names names = { .e2 = e2 };
 	_cleanup_free_ ext2_ino_t *dirs = NULL;
 	_cleanup_free_ struct e2_window *dwhen = NULL;
@@ -1384,6 +1499,7 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 					continue;
 				scan.ino = ino;
 				scan.inode = full;
+				scan.calls = 0;
 				blk64_t acl = ext2fs_file_acl_block(e2, inode);
 				if (acl) {
 					blk64_t a = acl;
@@ -1498,6 +1614,8 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 				ow.flags |= INTEGRITY_OWNER_DIRECTORY;
 			if (!hit || (!names.paths[ni].n && !names.partial[ni].n)) {
 				ow.note = "no path: not linked in any directory";
+				if (!mounted && (names.unreadable || names.nameless))
+					ow.note = "no path: not linked in any directory that could be read";
 				r = owners_add(o, p->range, &ow);
 				goto claimed;
 			}
@@ -1537,6 +1655,35 @@ int owners_ext2_resolve(struct integrity_owners *o, struct fs_entry *fs, struct 
 	char signs[256];
 	if (r == 0 && !mounted && (ext2_damage_signs(e2, signs, sizeof(signs)), signs[0]))
 		r = owners_note_since(o, mark, signs);
+	if (r == 0 && !mounted && scan.runaway) {
+		snprintf(signs, sizeof(signs),
+			 "file system damaged: %zu inode%s (%u%s) list%s more blocks than the file system has "
+			 "(a block map that refers to itself?), the rest not read (fsck would say more)",
+			 scan.runaway, scan.runaway == 1 ? "" : "s", scan.first_runaway, scan.runaway == 1 ? "" : " first",
+			 scan.runaway == 1 ? "s" : "");
+		r = owners_note_since(o, mark, signs);
+	}
+	if (r == 0 && !mounted && names.unreadable) {
+		snprintf(signs, sizeof(signs),
+			 "file system damaged: %zu director%s could not be read to the end (inode %u%s), "
+			 "names in %s are missing (fsck would say more)",
+			 names.unreadable, names.unreadable == 1 ? "y" : "ies", names.first_unreadable,
+			 names.unreadable == 1 ? "" : " first", names.unreadable == 1 ? "it" : "them");
+		r = owners_note_since(o, mark, signs);
+	}
+	if (r == 0 && !mounted && names.nameless) {
+		if (names.nameless == 1)
+			snprintf(signs, sizeof(signs),
+				 "file system damaged: a directory entry has no name (in directory inode %u); what it "
+				 "names has no path through it (fsck would say more)",
+				 names.first_nameless);
+		else
+			snprintf(signs, sizeof(signs),
+				 "file system damaged: %zu directory entries have no name (the first in directory inode "
+				 "%u); what they name has no path through them (fsck would say more)",
+				 names.nameless, names.first_nameless);
+		r = owners_note_since(o, mark, signs);
+	}
 	for (size_t i = 0; i < scan.n; i++) {
 		free(scan.v[i].w);
 		free(scan.v[i].claims);

@@ -1075,7 +1075,7 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 	}
 	for (size_t i = 0; r == 0 && left && i < ws.n; i++) {
 		const struct want *w = &ws.v[i];
-		char note[160];
+		char note[320];
 		if (w->found)
 			continue;
 		if (have_fsmap)
@@ -1083,7 +1083,10 @@ int owners_resolve_mounted(struct integrity_owners *o, struct fs_entry *fs, cons
 		else
 			snprintf(note, sizeof(note), "in no file's data: free space or metadata (%s cannot say which)",
 				 fs->type);
-		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s", unread);
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%s", unread,
+			 c.xfs.damaged ? "; file system damaged: the superblock on the device does not check out, "
+					 "so no metadata is named (xfs_repair -n would say more)"
+				       : "");
 		r = owners_add_simple(o, fs, w->piece, w->start, w->end, INTEGRITY_OWNER_UNKNOWN, NULL, note);
 	}
 	walk_free(&wk);

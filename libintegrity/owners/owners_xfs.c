@@ -84,9 +84,10 @@ struct xfs_bulkstat_req {
 #define BMV_OF_SHARED 0x8
 #define XFS_INODES_PER_CHUNK 64
 
-static bool pow2_between(uint32_t v, uint32_t lo, uint32_t hi)
+/* log2 of v when it is a power of two between lo and hi, else -1. */
+static int log2_between(uint64_t v, uint64_t lo, uint64_t hi)
 {
-	return v >= lo && v <= hi && (v & (v - 1)) == 0;
+	return v >= lo && v <= hi && (v & (v - 1)) == 0 ? __builtin_ctzll(v) : -1;
 }
 
 void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
@@ -97,6 +98,7 @@ void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
 	memset(g, 0, sizeof(*g));
 	if (fd < 0 || pread(fd, sb, sizeof(sb), 0) != (ssize_t)sizeof(sb) || memcmp(sb, "XFSB", 4) != 0)
 		return;
+	uint64_t dblocks = get_be64(sb + 8);
 	g->blocksize = get_be32(sb + 4);
 	g->logstart = get_be64(sb + 48);
 	g->agblocks = get_be32(sb + 84);
@@ -112,12 +114,33 @@ void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g)
 		g->nrext64 = get_be32(sb + 216) & 0x20;	/* XFS_SB_FEAT_INCOMPAT_NREXT64 */
 		g->spino_align = get_be32(sb + 228);
 	}
-	/* Never trusted further than it checks out: a damaged superblock
-	 * names nothing. */
-	g->ok = pow2_between(g->blocksize, 512, 65536) && pow2_between(g->sectsize, 512, g->blocksize) &&
-		pow2_between(g->inodesize, 256, 2048) && g->inodesize <= g->blocksize &&
-		g->blocksize / g->inodesize == 1u << g->inopblog && g->agblklog < 32 && g->agblocks &&
-		g->agblocks <= 1ull << g->agblklog && g->agcount;
+	/* Never trusted further than it checks out, as the kernel checks it
+	 * before mounting (xfs_validate_sb_common()): a damaged superblock
+	 * names nothing.  Every position computed from it is then inside
+	 * the file system, and the file system inside the device. */
+	g->damaged = true;
+	int blocklog = log2_between(g->blocksize, 512, 65536);
+	int sectlog = log2_between(g->sectsize, 512, 32768);
+	int inodelog = log2_between(g->inodesize, 256, 2048);
+	if (blocklog < 0 || sectlog < 0 || inodelog < 0 || g->sectsize > g->blocksize || g->inodesize > g->blocksize ||
+	    sb[120] != blocklog || sb[121] != sectlog || sb[122] != inodelog || g->inopblog != blocklog - inodelog ||
+	    get_be16(sb + 106) != g->blocksize / g->inodesize)
+		return;
+	/* XFS_MIN_AG_BLOCKS; agblklog rounds agblocks up to a power of two. */
+	if (g->agblocks < 64 || g->agblocks > 1u << 31 || g->agblklog != 64 - __builtin_clzll(g->agblocks - 1ull) ||
+	    !g->agcount)
+		return;
+	/* Every allocation group is whole but the last, which is at least
+	 * the smallest one. */
+	uint64_t whole = (uint64_t)(g->agcount - 1) * g->agblocks;
+	if (dblocks <= whole || dblocks - whole > g->agblocks || dblocks - whole < 64 ||
+	    (fs->size && dblocks > fs->size >> blocklog))
+		return;
+	/* Sparse inode chunks are allocated in parts of a power of two inodes. */
+	if (g->sparse && log2_between((uint64_t)g->spino_align * g->blocksize / g->inodesize, 1, 64) < 0)
+		return;
+	g->ok = true;
+	g->damaged = false;
 }
 
 uint64_t owners_xfs_ino_at(const struct xfs_geo *g, uint64_t byte)
@@ -216,12 +239,18 @@ static int span_cmp(const void *a, const void *b)
  * the superblock says. */
 static int fixed_spans(struct spans *s, const struct xfs_geo *g)
 {
-	uint64_t bs = g->blocksize, head = (3ull * g->sectsize / bs + 1) * bs;
+	uint64_t bs = g->blocksize, head = (3ull * g->sectsize / bs + 1) * bs, agbytes = (uint64_t)g->agblocks * bs;
+	uint64_t next = 0;
 	int r = 0;
 
-	for (uint64_t ag = 0; ag < g->agcount && r == 0; ag++)
-		r = span_add(s, ag * g->agblocks * bs, ag * g->agblocks * bs + head,
-			     "superblock and allocation group headers", false);
+	/* Only the groups the wants lie in: there may be millions. */
+	for (size_t k = 0; k < s->left->n && r == 0; k++)
+		for (uint64_t ag = s->left->v[k].start / agbytes > next ? s->left->v[k].start / agbytes : next;
+		     ag < g->agcount && ag * agbytes < s->left->v[k].end && r == 0; ag++) {
+			r = span_add(s, ag * agbytes, ag * agbytes + head, "superblock and allocation group headers",
+				     false);
+			next = ag + 1;
+		}
 	if (r == 0 && g->logstart && g->logblocks) {
 		uint64_t agno = g->logstart >> g->agblklog, agbno = g->logstart & ((1ull << g->agblklog) - 1);
 		if (agno < g->agcount && agbno + g->logblocks <= g->agblocks)
@@ -474,18 +503,14 @@ static int find_in_inode(struct finder *f, int rootfd, uint64_t ino, uint32_t ge
 	return r == -ENOMEM ? r : 0;
 }
 
-/* Whether the extents an inode on the device lists touch a want; true
- * as well for one whose extents are not all there (the btree format).
- * The device may lag behind the kernel (XFS writes inodes back late):
- * this is only believed when the record agrees with what bulkstat says
- * the inode is now (see disk_agrees()). */
-static bool disk_inode_touches(const struct finder *f, const uint8_t *d)
+bool owners_xfs_record_touches(const struct xfs_geo *g, const struct want_set *ws, const uint8_t *d)
 {
-	const struct xfs_geo *g = f->g;
 	uint64_t n = g->nrext64 ? get_be64(d + 24) : get_be32(d + 76);
-	size_t fork = d[82] ? (size_t)d[82] * 8 : g->inodesize - 176u;
+	/* The data fork: up to the attribute fork (di_forkoff, in 8-byte
+	 * units), else the whole literal area after the 176-byte core. */
+	size_t literal = g->inodesize - 176u, fork = d[82] ? (size_t)d[82] * 8 : literal;
 
-	if (d[5] != 2 || n > fork / 16)
+	if (d[5] != 2 || fork > literal || n > fork / 16)
 		return true;	/* btree (its leaves are not here), or nonsense: ask */
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *x = d + 176 + 16 * i;
@@ -495,8 +520,8 @@ static bool disk_inode_touches(const struct finder *f, const uint8_t *d)
 		if (agno >= g->agcount || agbno >= g->agblocks)
 			continue;
 		uint64_t a = (agno * g->agblocks + agbno) * g->blocksize, b = a + len * g->blocksize;
-		for (size_t k = owners_want_first(f->ws, a); k < f->ws->n && f->ws->v[k].start < b; k++)
-			if (!f->ws->v[k].inode && !f->ws->v[k].found && f->ws->v[k].end > a)
+		for (size_t k = owners_want_first(ws, a); k < ws->n && ws->v[k].start < b; k++)
+			if (!ws->v[k].inode && !ws->v[k].found && ws->v[k].end > a)
 				return true;
 	}
 	return false;
@@ -659,7 +684,8 @@ static int ask_chunk(struct chunk_pass *p, const struct chunk *chunks, size_t ch
 			continue;
 		unsigned slot = (unsigned)(b->bs_ino - startino);
 		const uint8_t *d = p->buf + (size_t)slot * g->inodesize;
-		if ((p->asked_slots[chunk] >> slot & 1) || (disk && disk_agrees(g, d, b) && !disk_inode_touches(p->f, d)))
+		if ((p->asked_slots[chunk] >> slot & 1) ||
+		    (disk && disk_agrees(g, d, b) && !owners_xfs_record_touches(g, p->f->ws, d)))
 			continue;
 		int r = ask_one(p, chunk, slot, b->bs_ino, b->bs_gen, b->bs_mode);
 		if (r < 0)
@@ -692,7 +718,8 @@ static int ask_disk_chunk(struct chunk_pass *p, const struct chunk *chunks, size
 			stale = 1;
 			continue;
 		}
-		if (!(S_ISREG(mode) || S_ISDIR(mode)) || (p->asked_slots[chunk] >> i & 1) || !disk_inode_touches(p->f, d))
+		if (!(S_ISREG(mode) || S_ISDIR(mode)) || (p->asked_slots[chunk] >> i & 1) ||
+		    !owners_xfs_record_touches(g, p->f->ws, d))
 			continue;
 		int r = ask_one(p, chunk, i, ino, get_be32(d + 92), mode);
 		if (r < 0)

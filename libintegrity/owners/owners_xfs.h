@@ -19,6 +19,7 @@ struct xfs_geo {
 	bool v5;			/* inodes with the 176-byte v3 core */
 	bool nrext64;			/* 64-bit extent counters */
 	bool ok;
+	bool damaged;			/* XFS's superblock, but it does not check out */
 };
 
 void owners_xfs_geometry(const struct fs_entry *fs, struct xfs_geo *g);
@@ -43,6 +44,15 @@ int owners_xfs_bmap(int fd, int (*fn)(void *ctx, const struct xfs_extent *x), vo
  * CAP_SYS_ADMIN (bulkstat) and CAP_DAC_READ_SEARCH (handles): -errno
  * without them. */
 int owners_xfs_find(const struct fs_entry *fs, const struct xfs_geo *g, int rootfd, struct want_set *ws);
+
+/* Whether the extents inode record d (a v5 record of g->inodesize bytes,
+ * as on the device) lists touch a want in ws (indexed) that has no owner
+ * yet; true as well for one whose extents are not all there (the btree
+ * format) or that makes no sense.  Reads nothing outside the record.  The
+ * device may lag behind the kernel (XFS writes inodes back late): an answer
+ * is only to be believed for a record that agrees with what bulkstat says
+ * the inode is now. */
+bool owners_xfs_record_touches(const struct xfs_geo *g, const struct want_set *ws, const uint8_t *d);
 
 int owners_xfs_handle(int rootfd, uint64_t ino, union owners_handle *h);
 

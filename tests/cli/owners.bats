@@ -414,6 +414,40 @@ xfs_daddr() {
 	[[ "$(jq -r '.lbas[4].files[0].note' <<<"$output")" = "in use, in no file's data or directory: XFS btrees, "* ]]
 }
 
+@test "mounted XFS without rmap: a damaged superblock on the device (4 billion AGs) names nothing, says so, and ends" {
+	make_xfs 0
+	# agcount, big-endian at byte 88: the kernel keeps its own copy.
+	printf '\377\377\377\377' | dd of="$dev" bs=1 seek=88 conv=notrunc status=none
+	lba=$(lba_of m/victim.bin 4096)
+	run --separate-stderr ictl -J resolve --lba "$dev" 8 "$lba"
+	assert_success
+	[[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = *"; file system damaged: the superblock on the device does not check out, so no metadata is named (xfs_repair -n would say more)" ]] ||
+		{ echo "$output"; false; }
+	# The files are still named, by FIEMAP.
+	[ "$(jq -c '[.lbas[1].files[].path]' <<<"$output")" = "[\"$PWD/m/dir/link\",\"$PWD/m/victim.bin\"]" ]
+}
+
+@test "mounted XFS without rmap: an inode record on the device whose attribute fork lies past its end is asked of XFS, not read past" {
+	make_xfs 0
+	local i ino
+	# Inode chunks of 64: the root's is full, its last record in use.
+	for i in $(seq 1 64); do printf '%8192s' "$i" >"m/f$i"; done
+	sync
+	fsfreeze -f m && fsfreeze -u m
+	ino=$(( ($(stat -c %i m) | 63) ))
+	[ -e "$(find m -inum "$ino" -print -quit)" ]
+	off=$(xfs_db -r -c "convert inode $ino byte" "$dev" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	# 127 extents (di_nextents, byte 76) and di_forkoff 255 (byte 82): 2,040
+	# bytes of data fork in a 512-byte record.
+	printf '\0\0\0\177' | dd of="$dev" bs=1 seek=$((off + 76)) conv=notrunc,fsync status=none
+	printf '\377' | dd of="$dev" bs=1 seek=$((off + 82)) conv=notrunc,fsync status=none
+	# AG 0's block 1, in no file: every record of the chunk is looked at.
+	run --separate-stderr ictl -J resolve --lba "$dev" 8
+	assert_success
+	[[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "in use, in no file's data or directory: XFS btrees, "* ]] ||
+		{ echo "$output"; false; }
+}
+
 @test "mounted XFS without rmap: a reflinked block names every file sharing it and every path" {
 	make_xfs 0
 	cp --reflink=always m/victim.bin m/copy.bin || skip "no reflink"
@@ -939,4 +973,94 @@ ncheck_paths() {
 	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
 	assert_success
 	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/a/b/f",null]]' ] || { echo "$output"; false; }
+}
+
+@test "unmounted ext4: a directory linked into its own subdirectory is named by its way from the root; cut off, the loop ends where it closes" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir -p m/sub/deeper
+	random_file m/sub/deeper/small 4096 23
+	sync
+	lba=$(lba_of m/sub/deeper/small 0)
+	deeper=$(stat -c %i m/sub/deeper)
+	umount m
+	# sub gets a second name inside deeper, and its ".." names deeper: a loop.
+	debugfs -w -R "link /sub /sub/deeper/back" "$dev" 2>/dev/null
+	debugfs -w -R "unlink /sub/.." "$dev" 2>/dev/null
+	debugfs -w -R "link /sub/deeper /sub/.." "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = '[["/sub/deeper/small",null]]' ] ||
+		{ echo "$output"; false; }
+	# No name of sub is left in the root: the way up goes round the loop once.
+	debugfs -w -R "unlink /sub" "$dev" 2>/dev/null
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, ."path-incomplete"]]' <<<"$output")" = "[[\"<$deeper>/small\",true]]" ] ||
+		{ echo "$output"; false; }
+}
+
+@test "unmounted ext4: a directory that cannot be read to the end leaves its names out, and every answer says the file system is damaged" {
+	dev=$(new_loop 64M)
+	mkfs.ext4 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	mkdir m/dir
+	random_file m/dir/f 4096 25
+	sync
+	lba=$(lba_of m/dir/f 0)
+	dir=$(stat -c %i m/dir)
+	umount m
+	# The first entry's rec_len (bytes 4-5 of the directory's block) 0.
+	blk=$(debugfs -R 'blocks /dir' "$dev" 2>/dev/null | awk '{ print $1 }')
+	printf '\0\0' | dd of="$dev" bs=1 seek=$((blk * 4096 + 4)) conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba" 0
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "no path: not linked in any directory that could be read; file system damaged: 1 directory could not be read to the end (inode $dir), names in it are missing (fsck would say more)" ] ||
+		{ echo "$output"; false; }
+	[ "$(jq -r '.lbas[1].files[0].metadata' <<<"$output")" = superblock ]
+	[[ "$(jq -r '.lbas[1].files[0].note' <<<"$output")" = *"file system damaged: 1 directory could not be read to the end (inode $dir)"* ]]
+}
+
+@test "unmounted ext2: an indirect block that refers to itself is read no further than the file system's blocks, and the answers say so" {
+	command -v perl >/dev/null || skip "needs perl"
+	dev=$(new_loop 64M)
+	mkfs.ext2 -q -F -b 4096 "$dev"
+	mount_at "$dev" m
+	random_file m/big 204800 26
+	sync
+	lba=$(lba_of m/big 0)
+	ino=$(stat -c %i m/big)
+	umount m
+	ind=$(debugfs -R 'stat /big' "$dev" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+	[ -n "$ind" ]
+	# The triple indirect block is the indirect block, whose 1,024 entries
+	# are all itself: 2^30 blocks listed by one inode of 16,384.
+	debugfs -w -R "sif /big block[TIND] $ind" "$dev" 2>/dev/null
+	perl -e 'print pack("V", $ARGV[0]) x 1024' "$ind" | dd of="$dev" bs=4096 seek="$ind" conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -r '.lbas[0].files[0].path' <<<"$output")" = /big ] || { echo "$output"; false; }
+	[ "$(jq -r '.lbas[0].files[0].note' <<<"$output")" = "file system damaged: 1 inode ($ino) lists more blocks than the file system has (a block map that refers to itself?), the rest not read (fsck would say more)" ]
+}
+
+@test "unmounted ext4: a directory entry with no name gives no path through it, and every answer says the file system is damaged" {
+	dev=$(new_loop 64M)
+	# No directory block checksums: the entry is taken as it is.
+	mkfs.ext4 -q -F -b 4096 -O ^metadata_csum "$dev"
+	mount_at "$dev" m
+	mkdir m/d
+	random_file m/d/f 4096 27
+	sync
+	lba=$(lba_of m/d/f 0)
+	d=$(stat -c %i m/d)
+	umount m
+	# d's block: ".", "..", then f's entry, whose name_len is byte 6.
+	blk=$(debugfs -R 'blocks /d' "$dev" 2>/dev/null | awk '{ print $1 }')
+	[ "$(dd if="$dev" bs=1 skip=$((blk * 4096 + 24 + 8)) count=1 status=none)" = f ]
+	printf '\0' | dd of="$dev" bs=1 seek=$((blk * 4096 + 24 + 6)) conv=notrunc status=none
+	run --separate-stderr ictl -J resolve --lba "$dev" "$lba"
+	assert_success
+	[ "$(jq -c '[.lbas[0].files[] | [.path, .note]]' <<<"$output")" = "[[null,\"no path: not linked in any directory that could be read; file system damaged: a directory entry has no name (in directory inode $d); what it names has no path through it (fsck would say more)\"]]" ] ||
+		{ echo "$output"; false; }
 }

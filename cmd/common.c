@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,14 @@ int fail_file(int code, const char *path, int err, const char *fmt, ...)
 	va_end(ap);
 	if (err == -EPERM && lstat(path, &st) == 0 && safe_untrusted(&st, path, fix, sizeof(fix)))
 		return fail(code, path, 0, "%s: not trusted: %s", what, fix);
+	/* The file is fine, or not there: its directory may be what is not
+	 * ("." for a bare name, "/" for one at the root). */
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int dirlen = !slash ? 0 : slash == path ? 1 : (int)(slash - path);
+	if (err == -EPERM && snprintf(dir, sizeof(dir), "%.*s", dirlen, path) < (int)sizeof(dir) &&
+	    stat(dirlen ? dir : ".", &st) == 0 && safe_untrusted(&st, dirlen ? dir : ".", fix, sizeof(fix)))
+		return fail(code, path, 0, "%s: its directory is not trusted: %s", what, fix);
 	return fail(code, path, err, "%s", what);
 }
 

@@ -413,7 +413,7 @@ int cmd_resolve(int argc, const char **argv)
 		const char *path = o.history ? o.history : INTEGRITY_HISTORY_PATH;
 		r = integrity_history_open(path, &hist);
 		if (r < 0)
-			return fail(EXIT_FAIL, path, r, "cannot read the device-number history");
+			return fail_file(EXIT_FAIL, path, r, "cannot read the device-number history");
 		if (integrity_history_bad_lines(hist))
 			warnx_obj(path, "%zu lines could not be read and were skipped",
 				  integrity_history_bad_lines(hist));

@@ -165,7 +165,9 @@ struct integrity_history_event {
  * descriptor, so that concurrent writers never interleave; links that do
  * not fit are left out.  Past INTEGRITY_HISTORY_MAX_SIZE the file is
  * rotated under flock(LOCK_EX|LOCK_NB), retried briefly and skipped when
- * another writer holds it: this never waits on a lock.
+ * another writer holds it: this never waits on a lock.  The file and its
+ * directory must be root's (or the caller's) and writable by nobody else
+ * (-EPERM).
  */
 int integrity_history_append(const char *path, const struct integrity_history_event *event);
 /* The same with the names of a resolved device. */
@@ -174,7 +176,9 @@ int integrity_history_append_resolve(const char *path, const char *action,
 
 struct integrity_history;
 
-/* Read "<path>.1" and path.  -ENOENT when neither exists. */
+/* Read "<path>.1" and path.  -ENOENT when neither exists; -EPERM when
+ * their directory or one of them is not root's (or the caller's) or is
+ * writable by others. */
 int integrity_history_open(const char *path, struct integrity_history **h);
 void integrity_history_free(struct integrity_history *h);
 /* Lines read, and lines that could not be parsed (skipped). */

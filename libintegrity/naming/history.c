@@ -146,10 +146,28 @@ static int format_line(const struct integrity_history_event *ev, char *line, siz
  * only a regular file that root (or the caller) owns, nobody else can
  * write, and no other name shares: the history decides what `resolve
  * --at` answers. */
+/* The history's directory, when root's (or the caller's) and writable by
+ * nobody else: another user who could write it could drop a generation,
+ * or put one in the other's place.  -EPERM when it is not. */
+static int open_history_dir(const char *path, char *name, size_t namelen)
+{
+	struct stat st;
+	int dfd = safe_open_parent(path, name, namelen);
+
+	if (dfd < 0)
+		return dfd;
+	int r = fstat(dfd, &st) < 0 ? -errno : safe_trusted(&st) ? 0 : -EPERM;
+	if (r < 0) {
+		close(dfd);
+		return r;
+	}
+	return dfd;
+}
+
 static int open_history_file(const char *path)
 {
 	char name[NAME_MAX + 1];
-	int dfd = safe_open_parent(path, name, sizeof(name));
+	int dfd = open_history_dir(path, name, sizeof(name));
 
 	if (dfd < 0)
 		return dfd;
@@ -507,6 +525,13 @@ INTEGRITY_EXPORT int integrity_history_open(const char *path, struct integrity_h
 		free(h);
 		return -ENAMETOOLONG;
 	}
+	char name[NAME_MAX + 1];
+	int dfd = open_history_dir(path, name, sizeof(name));
+	if (dfd < 0) {
+		free(h);
+		return dfd;
+	}
+	close(dfd);
 	/* The rotated generation first: file order is time order. */
 	const char *files[] = { old, path };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {

@@ -501,20 +501,46 @@ checkpoint_past_17() {
 	sys=$base/sys
 	sysfs_example_tree "$sys"
 	# What another user can do where fs.protected_hardlinks is off: link
-	# one of root's files (root-owned, writable by nobody else) into a
-	# directory it can write, under the history's name.
-	ln secret shared/history
-	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
+	# one of root's files (root-owned, writable by nobody else) under the
+	# history's name, in a directory it could write then (a directory it
+	# can write now is refused as such: the next test).
+	mkdir -m 755 own
+	ln secret own/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history own/history sda
 	assert_success
 	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
-	[[ "$stderr" == *"shared/history: cannot record sda: a file with more than one name (a hard link), never written to"* ]] ||
+	[[ "$stderr" == *"own/history: cannot record sda: a file with more than one name (a hard link), never written to"* ]] ||
 		fail "message: $stderr"
 	assert_untouched
 	# The history of its own is written.
-	rm shared/history
+	rm own/history
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history own/history sda
+	assert_success
+	[ "$(stat -c '%u %h' own/history)" = "0 1" ]
+}
+
+@test "udev-helper, resolve: a history in a directory another user may write is neither written nor read" {
+	sys=$base/sys
+	sysfs_example_tree "$sys"
+	# In the group-writable shared directory, another user could remove
+	# a generation of the history or put one in the other's place.
 	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history shared/history sda
 	assert_success
-	[ "$(stat -c '%u %h' shared/history)" = "0 1" ]
+	assert_line "ID_INTEGRITY_PROFILE=T10-DIF-TYPE1-CRC"
+	[[ "$stderr" == *"shared/history: cannot record sda: its directory is not trusted: writable by its group (mode 2775): run 'chmod go-w shared'"* ]] ||
+		fail "message: $stderr"
+	[ ! -e shared/history ]
+	# Root's history moved there by hand is not read either.
+	mkdir -m 755 own
+	ACTION=add run --separate-stderr ictl udev-helper --sysfs-root "$sys" --history own/history sda
+	assert_success
+	cp -p own/history shared/history
+	run --separate-stderr ictl resolve --history own/history --at 2100-01-01 8:0
+	assert_success
+	run --separate-stderr ictl resolve --history shared/history --at 2100-01-01 8:0
+	assert_failure 3
+	[[ "$stderr" == *"shared/history: cannot read the device-number history: its directory is not trusted"* ]] ||
+		fail "message: $stderr"
 }
 
 @test "udev-helper: udev's numbers are parsed strictly" {

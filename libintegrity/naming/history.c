@@ -430,13 +430,17 @@ bad:
 	return -EINVAL;
 }
 
-static int load_file(struct integrity_history *h, const char *path)
+/* name in the history's directory dfd, already checked. */
+static int load_file(struct integrity_history *h, int dfd, const char *name)
 {
-	FILE *f = safe_fopen_read(path, HISTORY_READ_MAX, SAFE_TRUSTED, NULL);
+	int fd = safe_open_read_at(dfd, name, HISTORY_READ_MAX, SAFE_TRUSTED, NULL);
+	FILE *f = fd < 0 ? NULL : safe_fdopen_read(fd, HISTORY_READ_MAX);
 	char *line = NULL;
 	size_t cap = 0;
 	int r = 0;
 
+	if (fd < 0)
+		return fd;
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) >= 0) {
@@ -513,7 +517,7 @@ INTEGRITY_EXPORT void integrity_history_free(struct integrity_history *h)
 INTEGRITY_EXPORT int integrity_history_open(const char *path, struct integrity_history **hp)
 {
 	struct integrity_history *h = calloc(1, sizeof(*h));
-	char old[PATH_MAX];
+	char name[NAME_MAX + 1], old[NAME_MAX + 3];
 	int r, found = 0;
 
 	*hp = NULL;
@@ -521,29 +525,28 @@ INTEGRITY_EXPORT int integrity_history_open(const char *path, struct integrity_h
 		return -ENOMEM;
 	if (!path)
 		path = INTEGRITY_HISTORY_PATH;
-	if (path_printf(old, sizeof(old), "%s.1", path) < 0) {
-		free(h);
-		return -ENAMETOOLONG;
-	}
-	char name[NAME_MAX + 1];
+	/* Both generations through the directory checked, never looked up
+	 * by name again. */
 	int dfd = open_history_dir(path, name, sizeof(name));
 	if (dfd < 0) {
 		free(h);
 		return dfd;
 	}
-	close(dfd);
+	snprintf(old, sizeof(old), "%s.1", name);
 	/* The rotated generation first: file order is time order. */
-	const char *files[] = { old, path };
+	const char *files[] = { old, name };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		r = load_file(h, files[i]);
+		r = load_file(h, dfd, files[i]);
 		if (r == -ENOENT)
 			continue;
 		if (r < 0) {
+			close(dfd);
 			integrity_history_free(h);
 			return r;
 		}
 		found++;
 	}
+	close(dfd);
 	if (!found) {
 		integrity_history_free(h);
 		return -ENOENT;
